@@ -1,0 +1,120 @@
+// ReservationStore: reserved keys, which keep a value unique across the aggregates of one type.
+//
+// A key is unique within its ReservationScope: one context and aggregate type, one tenant (or the
+// system tenant, "", for keys unique across the type's tenants) and one namespace. At most one
+// owner, an aggregate of the scope's type, holds it. A reservation is absent, pending (held by the
+// attempts in `holds` until `expires_at`) or confirmed (permanent, at the `version` of the owner's
+// fact that last confirmed it).
+//
+//   operation  | absent, or anyone's     | owner's live pending   | confirmed by owner    | another's live
+//              | expired pending         |                        |                       | pending/confirmed
+//   -----------+-------------------------+------------------------+-----------------------+-----------------
+//   Reserve    | pending {hold}, now+ttl | hold joins, later      | unchanged; true       | unchanged; false
+//              | ; true                  | expiry kept; true      |                       |
+//   Confirm    | confirmed at version    | confirmed, holds       | version = max(old,    | unchanged; false
+//              | (the owner's expired    | cleared; true          | version); true        |
+//              | pending too); true      |                        |                       |
+//   Release    | owner's expired pending | deleted; true          | deleted when version  | unchanged; false
+//              | deleted (true); else    |                        | <= the release's or   |
+//              | nothing (false)         |                        | ANY_VERSION; else kept|
+//   Abandon    | owner's pending: hold   | hold removed; deleted  | unchanged; false      | unchanged; false
+//              | removed, deleted when   | when no hold is left   |                       |
+//              | none is left            |                        |                       |
+//
+// Every operation names its owner and does nothing for anyone else. Expiry is judged by the
+// store's injected Clock, never the database's. Of concurrent Reserve calls for a free key exactly
+// one returns true, on every backend.
+//
+// Bad input (an empty namespace or key, a key or namespace over 512 bytes, a ttl <= 0, a version
+// below kUnversioned, an owner of another type than the scope's) throws Error(kInvalidArgument)
+// and changes nothing. Failures of the backend throw Error with the backend's code.
+//
+// Thread-safety: implementations are safe for concurrent use.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "wow/model.h"
+
+namespace wow {
+
+// Where a key is unique.
+struct ReservationScope {
+  std::string context;    // the owners' bounded context
+  std::string aggregate;  // the owners' aggregate type
+  std::string tenant_id;  // the tenant, or "" (kSystemTenant) for keys unique across tenants
+  std::string ns;         // the namespace, such as "eshop-catalog.brand-name"
+
+  friend auto operator<=>(const ReservationScope&, const ReservationScope&) = default;
+  friend bool operator==(const ReservationScope&, const ReservationScope&) = default;
+};
+
+enum class ReservationState { kPending, kConfirmed };
+
+struct Reservation {
+  std::string key;
+  AggregateRef owner;
+  ReservationState state = ReservationState::kPending;
+  std::set<std::string> holds;  // the attempts holding a pending reservation; empty when confirmed
+  EpochMillis expires_at = 0;   // a pending reservation's expiry; 0 when confirmed
+  Version version = kUnversioned;  // a confirmed reservation's version; kUnversioned when pending
+
+  friend bool operator==(const Reservation&, const Reservation&) = default;
+};
+
+// Throws Error(kInvalidArgument) unless scope and key are well formed: a valid context and
+// aggregate type, a tenant of at most 256 bytes, a namespace and key of 1 to 512 bytes.
+void ValidateReservationKey(const ReservationScope& scope, std::string_view key);
+
+// ValidateReservationKey, and an owner of the scope's context and type. Backends call it before
+// touching anything.
+void ValidateReservation(const ReservationScope& scope, std::string_view key,
+                         const AggregateRef& owner);
+
+class ReservationStore {
+ public:
+  virtual ~ReservationStore() = default;
+
+  // Reserves `key` in `scope` for `owner`'s attempt `hold`, pending for `ttl` (see the table).
+  // Returns true when owner holds the key afterwards, false when another owner does.
+  virtual bool Reserve(const ReservationScope& scope, const std::string& key,
+                       const AggregateRef& owner, const std::string& hold,
+                       std::chrono::milliseconds ttl) = 0;
+
+  // Confirms owner's reservation of `key` for its fact committed at `version` (see the table).
+  // Returns true when owner holds the key confirmed afterwards, false when another owner holds it.
+  virtual bool Confirm(const ReservationScope& scope, const std::string& key,
+                       const AggregateRef& owner, Version version) = 0;
+
+  // Releases owner's reservation of `key` for its fact committed at `version` that gave the key
+  // up, whatever its holds. Returns true when it deleted owner's reservation; false when there
+  // was none, another owner holds the key, or a later fact confirmed it (a replayed old release).
+  virtual bool Release(const ReservationScope& scope, const std::string& key,
+                       const AggregateRef& owner, Version version) = 0;
+
+  // Removes `hold` from owner's pending reservation of `key`; deletes the reservation when no
+  // hold is left. A confirmed reservation is never abandoned. Returns true when it removed the
+  // hold.
+  virtual bool Abandon(const ReservationScope& scope, const std::string& key,
+                       const AggregateRef& owner, const std::string& hold) = 0;
+
+  // The reservation of `key` in `scope` as stored, expired or not; nullopt when absent.
+  virtual std::optional<Reservation> Find(const ReservationScope& scope,
+                                          const std::string& key) = 0;
+
+  // Up to `limit` reservations of `scope` with keys after `after_key`, in key order; for paging
+  // through a namespace (tools). REQUIRES: limit > 0.
+  virtual std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
+                                        int limit) = 0;
+};
+
+// The reference implementation: every reservation in memory, gone with the process.
+// Thread-safe. `clock` judges expiry.
+std::unique_ptr<ReservationStore> NewMemoryReservationStore(std::shared_ptr<const Clock> clock);
+
+}  // namespace wow

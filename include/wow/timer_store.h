@@ -1,0 +1,101 @@
+// TimerStore: the durable timers aggregates set, a view rebuilt from the log's timer facts.
+//
+// A timer belongs to its owner (an aggregate) under a key unique per owner, and lives in its
+// owner's partition. It fires a command at its target when due. Writes are versioned by the
+// owner's stream that made them, so replaying an old fact changes nothing: a put or cancel applies
+// only when the stored timer's version is not later than the fact's.
+//
+// States: PENDING (waiting for due_at), FIRING (claimed by a timer service until due_at, the
+// claim's expiry: a timer whose node died is due again by itself), PARKED (failed; waits for its
+// target to change, see Parked).
+//
+// Bad input (an empty key, a partition out of range, a malformed owner or target, a version below
+// kUnversioned, a limit <= 0) throws Error(kInvalidArgument) and changes nothing; failures of the
+// backend throw Error.
+//
+// Thread-safety: implementations are safe for concurrent use.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "wow/model.h"
+#include "wow/stream.h"
+
+namespace wow {
+
+enum class TimerState { kPending, kFiring, kParked };
+
+// "PENDING", "FIRING", "PARKED".
+std::string_view TimerStateName(TimerState state);
+
+struct Timer {
+  AggregateRef owner;
+  std::string key;  // unique per owner
+  int partition = 0;  // the owner's partition
+  std::string timer_id;
+  Version version = kUnversioned;  // the owner's stream that set it
+  EpochMillis due_at = 0;
+  AggregateRef target;
+  std::string command_type;
+  std::string body;  // the command as JSON text
+  TimerRule rule;
+  TimerState state = TimerState::kPending;
+  int attempt = 0;  // how many times it was fired
+
+  friend bool operator==(const Timer&, const Timer&) = default;
+};
+
+// A change to a timer as it was loaded: it applies only while the stored timer still has the
+// loaded timer's timer_id, version, state, attempt and due_at (optimistic concurrency).
+struct TimerChange {
+  enum class Kind {
+    kClaim,  // state FIRING, due_at = new_due_at (the claim's expiry)
+    kRetry,  // state PENDING, due_at = new_due_at, attempt + 1
+    kPark,   // state PARKED, attempt + 1
+    kDone,   // deleted
+    kRearm,  // a parked timer: state PENDING, due_at = new_due_at
+  };
+  Kind kind = Kind::kClaim;
+  Timer loaded;
+  EpochMillis new_due_at = 0;
+};
+
+class TimerStore {
+ public:
+  virtual ~TimerStore() = default;
+
+  // Inserts `timer`, or replaces the stored timer of the same owner and key whose version is not
+  // later. Returns false, changing nothing, when the stored one is later (an old fact replayed).
+  virtual bool Put(const Timer& timer) = 0;
+
+  // Deletes owner's timer `key` when its version is not later than `version`. Returns true when
+  // it deleted one.
+  virtual bool Cancel(const AggregateRef& owner, const std::string& key, Version version) = 0;
+
+  // Deletes every timer of `owner` whose version is not later than `version`; returns how many.
+  virtual int CancelAll(const AggregateRef& owner, Version version) = 0;
+
+  // Owner's timer `key`; nullopt when there is none.
+  virtual std::optional<Timer> Find(const AggregateRef& owner, const std::string& key) = 0;
+
+  // Up to `limit` PENDING and FIRING timers of `partitions` with due_at <= until, ordered by
+  // (due_at, timer_id).
+  virtual std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until,
+                                 int limit) = 0;
+
+  // The PARKED timers whose target is `target`, ordered by (due_at, timer_id).
+  virtual std::vector<Timer> Parked(const AggregateRef& target) = 0;
+
+  // Applies each change whose timer is still as it was loaded; returns how many applied.
+  virtual int Settle(const std::vector<TimerChange>& changes) = 0;
+};
+
+// The reference implementation: every timer in memory, gone with the process. Thread-safe.
+// `partitions` is the partition count of the context's log, for checking Timer::partition.
+std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string context, int partitions);
+
+}  // namespace wow

@@ -1,0 +1,25 @@
+#include "wow/error.h"
+#include "wow/reservation_store.h"
+
+namespace wow {
+
+void ValidateReservationKey(const ReservationScope& scope, std::string_view key) {
+  ValidateTypeName(scope.context, "reservation scope's context");
+  ValidateTypeName(scope.aggregate, "reservation scope's aggregate type");
+  Require(scope.tenant_id.size() <= 256, "reservation scope's tenant is over 256 bytes");
+  Require(!scope.ns.empty(), "reservation namespace is empty");
+  Require(scope.ns.size() <= 512, "reservation namespace is over 512 bytes");
+  Require(!key.empty(), "reservation key is empty (namespace \"" + scope.ns + "\")");
+  Require(key.size() <= 512, "reservation key is over 512 bytes (namespace \"" + scope.ns + "\")");
+}
+
+void ValidateReservation(const ReservationScope& scope, std::string_view key,
+                         const AggregateRef& owner) {
+  ValidateReservationKey(scope, key);
+  ValidateRef(owner);
+  Require(owner.context == scope.context && owner.aggregate == scope.aggregate,
+          "owner " + ToString(owner) + " is not of the scope's type " + scope.context + "/" +
+              scope.aggregate);
+}
+
+}  // namespace wow

@@ -1,0 +1,91 @@
+// The backends the contract suites run against. A backend is a name and factories; each backend's
+// file (memory_backend_test.cc, sqlite_backend_test.cc, ...) instantiates every suite with its own
+// factories, so the suites run unchanged over every backend (after RocksDB's env_basic_test).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+#include "wow/event_log.h"
+#include "wow/reservation_store.h"
+#include "wow/timer_store.h"
+
+namespace wow::contract {
+
+// What a factory may use: a clock the test controls and a directory that lives as long as the
+// test (removed after it).
+struct BackendEnv {
+  std::shared_ptr<ManualClock> clock;
+  const testing_support::TempDir* dir;
+};
+
+struct Backend {
+  std::string name;
+  std::function<std::unique_ptr<ReservationStore>(const BackendEnv&)> reservations;
+  // The log of `context`, not yet created.
+  std::function<std::unique_ptr<EventLog>(const BackendEnv&, const std::string& context)> log;
+  // The timers of `context`, whose log has `partitions` partitions.
+  std::function<std::unique_ptr<TimerStore>(const BackendEnv&, const std::string& context,
+                                            int partitions)>
+      timers;
+};
+
+inline std::ostream& operator<<(std::ostream& out, const Backend& backend) {
+  return out << backend.name;
+}
+
+// For INSTANTIATE_TEST_SUITE_P's name generator.
+struct BackendName {
+  std::string operator()(const ::testing::TestParamInfo<Backend>& info) const {
+    return info.param.name;
+  }
+};
+
+// The fixtures of the three suites: a fresh store per test, on a ManualClock and a TempDir.
+// A backend whose factory returns nullptr (a server that is not configured) skips the test.
+template <typename Store>
+class ContractTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  BackendEnv env() const { return {clock_, &dir_}; }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  testing_support::TempDir dir_;
+};
+
+class ReservationStoreContract : public ContractTest<ReservationStore> {
+ protected:
+  void SetUp() override {
+    store_ = GetParam().reservations(env());
+    if (!store_) GTEST_SKIP() << GetParam().name << " is not configured";
+  }
+  std::unique_ptr<ReservationStore> store_;
+};
+
+class EventLogContract : public ContractTest<EventLog> {
+ protected:
+  static constexpr const char* kContext = "contract";
+  static constexpr int kPartitions = 4;
+  void SetUp() override {
+    log_ = GetParam().log(env(), kContext);
+    if (!log_) GTEST_SKIP() << GetParam().name << " is not configured";
+  }
+  std::unique_ptr<EventLog> log_;
+};
+
+class TimerStoreContract : public ContractTest<TimerStore> {
+ protected:
+  static constexpr const char* kContext = "contract";
+  static constexpr int kPartitions = 4;
+  void SetUp() override {
+    timers_ = GetParam().timers(env(), kContext, kPartitions);
+    if (!timers_) GTEST_SKIP() << GetParam().name << " is not configured";
+  }
+  std::unique_ptr<TimerStore> timers_;
+};
+
+}  // namespace wow::contract
