@@ -1,0 +1,205 @@
+// The in-memory TimerStore: the reference semantics of DESIGN §5.3, one mutex over a map keyed by
+// (owner, key). Due and Parked scan every timer: this store serves tests, not millions of timers.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "wow/error.h"
+#include "wow/timer_store.h"
+
+namespace wow {
+namespace {
+
+bool DueFirst(const Timer& a, const Timer& b) {
+  return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
+}
+
+class MemoryTimerStore final : public TimerStore {
+ public:
+  MemoryTimerStore(std::string context, int partitions)
+      : context_(std::move(context)), partitions_(partitions) {
+    ValidateTypeName(context_, "context");
+    Require(partitions_ >= 1,
+            "a timer store needs at least 1 partition, got " + std::to_string(partitions_));
+  }
+
+  bool Put(const Timer& timer) override {
+    ValidateTimer(timer);
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = timers_.try_emplace({timer.owner, timer.key}, timer);
+    if (inserted) return true;
+    if (it->second.version > timer.version) return false;  // an old fact replayed
+    it->second = timer;
+    return true;
+  }
+
+  bool Cancel(const AggregateRef& owner, const std::string& key, Version version) override {
+    ValidateOwnerKey(owner, key);
+    RequireVersion(version);
+    std::lock_guard lock(mutex_);
+    auto it = timers_.find({owner, key});
+    if (it == timers_.end() || it->second.version > version) return false;
+    timers_.erase(it);
+    return true;
+  }
+
+  int CancelAll(const AggregateRef& owner, Version version) override {
+    ValidateOwner(owner);
+    RequireVersion(version);
+    std::lock_guard lock(mutex_);
+    int cancelled = 0;
+    for (auto it = timers_.lower_bound({owner, ""});
+         it != timers_.end() && it->first.first == owner;) {
+      if (it->second.version <= version) {
+        it = timers_.erase(it);
+        ++cancelled;
+      } else {
+        ++it;
+      }
+    }
+    return cancelled;
+  }
+
+  std::optional<Timer> Find(const AggregateRef& owner, const std::string& key) override {
+    ValidateOwnerKey(owner, key);
+    std::lock_guard lock(mutex_);
+    auto it = timers_.find({owner, key});
+    if (it == timers_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
+    for (int p : partitions) RequirePartition(p);
+    Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
+    std::vector<Timer> due;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [_, t] : timers_) {
+        if (t.state != TimerState::kParked && t.due_at <= until &&
+            partitions.contains(t.partition)) {
+          due.push_back(t);
+        }
+      }
+    }
+    const auto end = due.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(due));
+    std::partial_sort(due.begin(), end, due.end(), DueFirst);
+    due.erase(end, due.end());
+    return due;
+  }
+
+  std::vector<Timer> Parked(const AggregateRef& target) override {
+    ValidateRef(target);
+    std::vector<Timer> parked;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [_, t] : timers_) {
+        if (t.state == TimerState::kParked && t.target == target) parked.push_back(t);
+      }
+    }
+    std::sort(parked.begin(), parked.end(), DueFirst);
+    return parked;
+  }
+
+  int Settle(const std::vector<TimerChange>& changes) override {
+    for (const TimerChange& change : changes) {
+      ValidateTimer(change.loaded);
+      Require(
+          change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
+          "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
+              ToString(change.loaded.owner) + " was loaded " +
+              std::string(TimerStateName(change.loaded.state)));
+    }
+    std::lock_guard lock(mutex_);
+    int applied = 0;
+    for (const TimerChange& change : changes) {
+      const Timer& loaded = change.loaded;
+      auto it = timers_.find({loaded.owner, loaded.key});
+      if (it == timers_.end()) continue;
+      Timer& t = it->second;
+      if (std::tie(t.timer_id, t.version, t.state, t.attempt, t.due_at) !=
+          std::tie(loaded.timer_id, loaded.version, loaded.state, loaded.attempt, loaded.due_at)) {
+        continue;  // changed since it was loaded
+      }
+      ++applied;
+      switch (change.kind) {
+        case TimerChange::Kind::kClaim:
+          t.state = TimerState::kFiring;
+          t.due_at = change.new_due_at;
+          break;
+        case TimerChange::Kind::kRetry:
+          t.state = TimerState::kPending;
+          t.due_at = change.new_due_at;
+          ++t.attempt;
+          break;
+        case TimerChange::Kind::kPark:
+          t.state = TimerState::kParked;
+          ++t.attempt;
+          break;
+        case TimerChange::Kind::kDone:
+          timers_.erase(it);
+          break;
+        case TimerChange::Kind::kRearm:
+          t.state = TimerState::kPending;
+          t.due_at = change.new_due_at;
+          break;
+      }
+    }
+    return applied;
+  }
+
+ private:
+  static void RequireVersion(Version version) {
+    Require(version >= kUnversioned, "timer version " + std::to_string(version) +
+                                         " is below UNVERSIONED (" + std::to_string(kUnversioned) +
+                                         ")");
+  }
+
+  void RequirePartition(int partition) const {
+    Require(partition >= 0 && partition < partitions_, "partition " + std::to_string(partition) +
+                                                           " is out of range [0, " +
+                                                           std::to_string(partitions_) + ")");
+  }
+
+  void ValidateOwner(const AggregateRef& owner) const {
+    ValidateRef(owner);
+    Require(owner.context == context_,
+            "timer owner " + ToString(owner) + " is not of this store's context " + context_);
+  }
+
+  void ValidateOwnerKey(const AggregateRef& owner, const std::string& key) const {
+    ValidateOwner(owner);
+    Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+  }
+
+  void ValidateTimer(const Timer& t) const {
+    ValidateOwnerKey(t.owner, t.key);
+    const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
+    RequirePartition(t.partition);
+    Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions_),
+            what + " is not in its owner's partition");
+    RequireVersion(t.version);
+    Require(!t.timer_id.empty(), what + " has no timer id");
+    ValidateRef(t.target);
+    Require(!t.command_type.empty(), what + " has no command type");
+    Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
+    Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
+    Require(t.attempt >= 0, what + " has a negative attempt");
+  }
+
+  const std::string context_;
+  const int partitions_;
+  std::mutex mutex_;
+  std::map<std::pair<AggregateRef, std::string>, Timer> timers_;
+};
+
+}  // namespace
+
+std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string context, int partitions) {
+  return std::make_unique<MemoryTimerStore>(std::move(context), partitions);
+}
+
+}  // namespace wow
