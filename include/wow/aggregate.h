@@ -1,0 +1,234 @@
+// Aggregates: state types that apply events, and decide functions that turn a command and the
+// current state into a Decision (events, a rejection, or no-op).
+//
+// Commands, events and states are plain C++ types. Each command and event type names itself with
+// a `static constexpr std::string_view kType` (stable forever: it is stored in the log) and has a
+// JSON codec through nlohmann::json (to_json/from_json, e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE).
+// An AggregateType<State> binds them:
+//
+//   wow::AggregateType<Brand> brand("brand");
+//   brand.Apply<BrandCreated>([](Brand& s, const BrandCreated& e) { s.name = e.name; })
+//        .Decide<CreateBrand>([](const Brand& s, const CreateBrand& c, wow::DecideScope& scope) {
+//          if (!scope.Reserve("eshop-catalog.brand-name", Key(c.name)))
+//            return wow::Decision::Reject("NAME_TAKEN", "Another brand is named ...");
+//          return wow::Decision::Events(BrandCreated{c.name});
+//        });
+//
+// Every aggregate also takes the built-in commands DeleteAggregate and RestoreAggregate: a deleted
+// aggregate refuses every other command (AGGREGATE_DELETED) and keeps every key it holds, so a
+// restored aggregate still holds them.
+//
+// Thread-safety: an AggregateType is configured once, then immutable and safe to share; decide
+// and apply functions must not keep state of their own between calls.
+#pragma once
+
+#include <concepts>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wow/decide_scope.h"
+#include "wow/error.h"
+#include "wow/stream.h"
+
+namespace wow {
+
+// A command or event type: names itself and converts to and from JSON.
+template <typename T>
+concept Message = requires {
+  { T::kType } -> std::convertible_to<std::string_view>;
+} && requires(const T& value, nlohmann::json& json) {
+  json = value;
+  json.get<T>();
+};
+
+// A command on its way to an aggregate: its type name and its body.
+struct CommandMessage {
+  std::string type;
+  nlohmann::json body;
+
+  template <Message Command>
+  static CommandMessage Of(const Command& command) {
+    return {std::string(Command::kType), nlohmann::json(command)};
+  }
+};
+
+// The built-in commands every aggregate takes, and the events they produce. They carry nothing.
+#define WOW_BUILT_IN_MESSAGE(Name, type_name)                                            \
+  struct Name {                                                                          \
+    static constexpr std::string_view kType = type_name;                                 \
+  };                                                                                     \
+  inline void to_json(nlohmann::json& json, const Name&) { json = nlohmann::json::object(); } \
+  inline void from_json(const nlohmann::json&, Name&) {}
+WOW_BUILT_IN_MESSAGE(DeleteAggregate, "wow.DeleteAggregate")
+WOW_BUILT_IN_MESSAGE(RestoreAggregate, "wow.RestoreAggregate")
+WOW_BUILT_IN_MESSAGE(AggregateDeleted, "wow.AggregateDeleted")
+WOW_BUILT_IN_MESSAGE(AggregateRestored, "wow.AggregateRestored")
+#undef WOW_BUILT_IN_MESSAGE
+
+// What a decide function returns.
+class Decision {
+ public:
+  enum class Kind { kEvents, kRejected, kNoOp };
+
+  // The decision to commit `events` (at least one), in order.
+  template <Message... Event>
+  static Decision Events(const Event&... events) {
+    static_assert(sizeof...(Event) > 0, "a decision commits at least one event");
+    Decision decision(Kind::kEvents);
+    (decision.events_.push_back(
+         EventRecord{std::string(Event::kType), nlohmann::json(events).dump()}),
+     ...);
+    return decision;
+  }
+  // The decision to refuse the command: `code` for programs (NAME_TAKEN), `message` for people.
+  static Decision Reject(std::string code, std::string message) {
+    Decision decision(Kind::kRejected);
+    decision.code_ = std::move(code);
+    decision.message_ = std::move(message);
+    return decision;
+  }
+  // The decision to change nothing.
+  static Decision NoOp() { return Decision(Kind::kNoOp); }
+
+  Kind kind() const { return kind_; }
+  const std::vector<EventRecord>& events() const { return events_; }
+  const std::string& code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  explicit Decision(Kind kind) : kind_(kind) {}
+  Kind kind_;
+  std::vector<EventRecord> events_;
+  std::string code_;
+  std::string message_;
+};
+
+// An aggregate's state behind a type-erased handle.
+class AggregateState {
+ public:
+  virtual ~AggregateState() = default;
+  virtual std::unique_ptr<AggregateState> Clone() const = 0;
+  // The state as JSON, for tools and tests.
+  virtual nlohmann::json ToJson() const = 0;
+};
+
+template <typename State>
+class TypedState final : public AggregateState {
+ public:
+  TypedState() = default;
+  explicit TypedState(State state) : state(std::move(state)) {}
+  std::unique_ptr<AggregateState> Clone() const override {
+    return std::make_unique<TypedState>(state);
+  }
+  nlohmann::json ToJson() const override {
+    if constexpr (requires(nlohmann::json& json) { json = state; }) {
+      return nlohmann::json(state);
+    } else {
+      return nlohmann::json::object();
+    }
+  }
+  State state;
+};
+
+// What the runtime needs of an aggregate type; AggregateType<State> implements it.
+class AggregateBehavior {
+ public:
+  virtual ~AggregateBehavior() = default;
+  // The aggregate type's name, such as "brand" (ValidateTypeName's rule).
+  virtual const std::string& name() const = 0;
+  // The state of an aggregate that has no streams yet.
+  virtual std::unique_ptr<AggregateState> NewState() const = 0;
+  // Applies one event. Throws Error(kFailedPrecondition) for an event type it does not know,
+  // Error(kDataLoss) for a body it cannot decode.
+  virtual void Apply(AggregateState& state, const EventRecord& event) const = 0;
+  // Whether Decide takes commands of `command_type`.
+  virtual bool Handles(std::string_view command_type) const = 0;
+  // Decides `command` on `state`. Throws Error(kInvalidArgument) for a command type it does not
+  // take or a body that does not decode; whatever the decide function throws passes through.
+  virtual Decision Decide(const AggregateState& state, const CommandMessage& command,
+                          DecideScope& scope) const = 0;
+};
+
+template <typename State>
+class AggregateType final : public AggregateBehavior {
+ public:
+  using ApplyFn = std::function<void(State&, const nlohmann::json&)>;
+  using DecideFn = std::function<Decision(const State&, const nlohmann::json&, DecideScope&)>;
+
+  // REQUIRES: `name` passes ValidateTypeName (else Error(kInvalidArgument)).
+  explicit AggregateType(std::string name) : name_(std::move(name)) {
+    ValidateTypeName(name_, "aggregate type");
+  }
+
+  // Registers how `Event` changes the state.
+  template <Message Event>
+  AggregateType& Apply(std::function<void(State&, const Event&)> apply) {
+    appliers_[std::string(Event::kType)] = [apply = std::move(apply)](State& state,
+                                                                        const nlohmann::json& body) {
+      apply(state, body.get<Event>());
+    };
+    return *this;
+  }
+
+  // Registers the decide function of `Command`.
+  template <Message Command>
+  AggregateType& Decide(std::function<Decision(const State&, const Command&, DecideScope&)> decide) {
+    deciders_[std::string(Command::kType)] =
+        [decide = std::move(decide)](const State& state, const nlohmann::json& body,
+                                     DecideScope& scope) {
+          Command command;
+          try {
+            command = body.get<Command>();
+          } catch (const nlohmann::json::exception& e) {
+            throw Error(ErrorCode::kInvalidArgument, "command " + std::string(Command::kType) +
+                                                         " does not decode: " + e.what());
+          }
+          return decide(state, command, scope);
+        };
+    return *this;
+  }
+
+  const std::string& name() const override { return name_; }
+
+  std::unique_ptr<AggregateState> NewState() const override {
+    return std::make_unique<TypedState<State>>();
+  }
+
+  void Apply(AggregateState& state, const EventRecord& event) const override {
+    auto it = appliers_.find(event.type);
+    if (it == appliers_.end()) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "aggregate type " + name_ + " has no Apply for event type " + event.type);
+    }
+    try {
+      it->second(static_cast<TypedState<State>&>(state).state, nlohmann::json::parse(event.body));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(ErrorCode::kDataLoss,
+                  "event " + event.type + " of type " + name_ + " does not decode: " + e.what());
+    }
+  }
+
+  bool Handles(std::string_view command_type) const override {
+    return deciders_.find(std::string(command_type)) != deciders_.end();
+  }
+
+  Decision Decide(const AggregateState& state, const CommandMessage& command,
+                  DecideScope& scope) const override {
+    auto it = deciders_.find(command.type);
+    Require(it != deciders_.end(),
+            "aggregate type " + name_ + " takes no command of type \"" + command.type + "\"");
+    return it->second(static_cast<const TypedState<State>&>(state).state, command.body, scope);
+  }
+
+ private:
+  std::string name_;
+  std::map<std::string, ApplyFn, std::less<>> appliers_;
+  std::map<std::string, DecideFn, std::less<>> deciders_;
+};
+
+}  // namespace wow

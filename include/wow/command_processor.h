@@ -1,0 +1,111 @@
+// CommandProcessor: the life of a command (DESIGN §4), on one node.
+//
+//  1. Load the aggregate: read its streams from the log and apply them.
+//  2. Decide with a DecideScope bound to a fresh attempt id; Reserve asks the ReservationStore.
+//  3. Rejected, no-op, or the decide function threw: abandon the attempt's holds; answer.
+//  4. Events: append one stream at version + 1 with the events and the key and timer facts.
+//     Appended: confirm each reserved key and release each released key at the stream's version.
+//     Version conflict: abandon the holds, reload, decide again (bounded, then Error(kAborted)).
+//     Duplicate request id: abandon the holds; answer with the original stream's outcome.
+//     Unknown outcome: abandon nothing; the pending keys expire, or the reservation subscription
+//     confirms them from the log if the stream landed.
+//
+// The commands of one aggregate run one at a time on a node; different aggregates run in
+// parallel (Process on the caller's threads, Submit on the processor's worker pool). A request id
+// makes a command idempotent per aggregate type and tenant.
+//
+// Thread-safety: safe for concurrent use once every aggregate type is registered; Register is
+// not safe concurrently with anything else.
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wow/aggregate.h"
+#include "wow/event_log.h"
+#include "wow/reservation_store.h"
+
+namespace wow {
+
+struct CommandResult {
+  enum class Kind {
+    kAccepted,   // the events were appended at `version`, `position`
+    kRejected,   // the decide function refused: `code`, `message`
+    kNoOp,       // nothing to change
+    kDuplicate,  // the request id was used before: `version`, `position` are the original's
+    kUnknown,    // the append's outcome is not known (`message`); retry with the same request id
+  };
+  Kind kind = Kind::kNoOp;
+  Version version = 0;
+  Position position;
+  std::vector<EventRecord> events;  // kAccepted: the events appended
+  std::string code;
+  std::string message;
+  std::string request_id;  // the request id the command ran under
+};
+
+// "accepted", "rejected", "noop", "duplicate", "unknown".
+std::string_view KindName(CommandResult::Kind kind);
+
+// An aggregate as loaded: its version (0 when it has no streams), whether it is deleted, its state.
+struct LoadedAggregate {
+  Version version = 0;
+  bool deleted = false;
+  std::unique_ptr<AggregateState> state;
+
+  // The state as `State`. REQUIRES: the aggregate type's state is `State`.
+  template <typename State>
+  const State& As() const {
+    return static_cast<const TypedState<State>&>(*state).state;
+  }
+};
+
+struct CommandProcessorOptions {
+  std::chrono::milliseconds reservation_ttl{30'000};  // how long a pending reservation lives
+  int max_attempts = 8;   // decisions per command before a run of conflicts is Error(kAborted)
+  int workers = 4;        // threads of Submit's pool
+};
+
+class CommandProcessor {
+ public:
+  // Processes commands against `log` and `reservations`, timing decisions by `clock`.
+  CommandProcessor(std::shared_ptr<EventLog> log, std::shared_ptr<ReservationStore> reservations,
+                   std::shared_ptr<const Clock> clock, CommandProcessorOptions options = {});
+  ~CommandProcessor();  // waits for the commands Submit queued
+
+  CommandProcessor(const CommandProcessor&) = delete;
+  CommandProcessor& operator=(const CommandProcessor&) = delete;
+
+  // Adds an aggregate type. Throws Error(kInvalidArgument) when one of that name is registered.
+  void Register(std::shared_ptr<const AggregateBehavior> type);
+
+  // Processes `command` for `target` on this thread and returns its outcome. An empty request id
+  // gets a fresh one. Throws Error(kInvalidArgument) for an unregistered aggregate type, a target
+  // of another context, or a command the type does not take (nothing is written); Error(kAborted)
+  // after max_attempts version conflicts; whatever the decide function or a store throws, after
+  // abandoning the attempt's holds when its events surely were not appended.
+  CommandResult Process(const AggregateRef& target, const CommandMessage& command,
+                        std::string request_id = {});
+
+  // Process on the worker pool; the future holds the outcome or the exception.
+  std::future<CommandResult> Submit(AggregateRef target, CommandMessage command,
+                                    std::string request_id = {});
+
+  // Loads `target` from the log. Throws Error(kInvalidArgument) for an unregistered type.
+  LoadedAggregate Load(const AggregateRef& target);
+
+  EventLog& log() { return *log_; }
+  ReservationStore& reservations() { return *reservations_; }
+
+ private:
+  class Impl;
+  std::shared_ptr<EventLog> log_;
+  std::shared_ptr<ReservationStore> reservations_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wow

@@ -1,0 +1,93 @@
+// Subscriptions: named consumers of the log that see every committed entry of a partition, in
+// sequence order, at least once; and the runner that feeds them.
+//
+// For each partition, the node holding the partition's lease reads from the subscription's
+// checkpoint, hands each entry to the subscription, then commits the checkpoint. A Handle that
+// throws stops the partition's delivery at that entry; the runner tries it again after a delay,
+// so nothing is ever skipped. Handlers must be idempotent: after a crash, the entries after the
+// last checkpoint are delivered again.
+//
+// Built in: the reservation subscription (confirms and releases the keys of every stream, so a
+// process that stopped between an append and its confirmation loses no key) and the timer
+// subscription (applies timer facts to the TimerStore).
+//
+// Thread-safety: a Subscription's Handle is called for one partition at a time per runner, but
+// different partitions concurrently: implementations must be safe for concurrent use.
+// SubscriptionRunner is safe for concurrent use.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wow/event_log.h"
+#include "wow/reservation_store.h"
+#include "wow/timer_store.h"
+
+namespace wow {
+
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+  // The name its checkpoints are kept under; stable across restarts.
+  virtual const std::string& name() const = 0;
+  // Handles one entry. Throwing makes the runner deliver this entry again later.
+  virtual void Handle(const Entry& entry) = 0;
+};
+
+// Applies every stream's key facts to `reservations` (confirm at version, release at version).
+std::shared_ptr<Subscription> NewReservationSubscription(
+    std::shared_ptr<ReservationStore> reservations);
+
+// Applies every stream's timer facts to `timers` (put or cancel at the stream's version) for a
+// log of `partitions` partitions.
+std::shared_ptr<Subscription> NewTimerSubscription(std::shared_ptr<TimerStore> timers,
+                                                   int partitions);
+
+struct SubscriptionRunnerOptions {
+  std::string node;  // this node's name in the leases; empty: a fresh id
+  std::chrono::milliseconds lease_ttl{10'000};
+  std::chrono::milliseconds retry_delay{1'000};  // after a Handle or store failure
+  int batch = 256;                                // entries read at a time
+};
+
+class SubscriptionRunner {
+ public:
+  // Feeds `subscriptions` from `log`, which must be created.
+  SubscriptionRunner(std::shared_ptr<EventLog> log,
+                     std::vector<std::shared_ptr<Subscription>> subscriptions,
+                     SubscriptionRunnerOptions options = {});
+  ~SubscriptionRunner();  // Stop()
+
+  SubscriptionRunner(const SubscriptionRunner&) = delete;
+  SubscriptionRunner& operator=(const SubscriptionRunner&) = delete;
+
+  // Starts one thread per partition that, while this node holds the partition's lease, tails it
+  // and delivers its entries. REQUIRES: not started.
+  void Start();
+
+  // Stops the threads after the entries in hand, and gives the leases up. Idempotent.
+  void Stop();
+
+  // On the calling thread, delivers every entry now in the log to every subscription, for the
+  // partitions whose lease this node can take; returns how many entries were handled. Throws what
+  // a Handle throws. For tests and tools; do not mix with Start.
+  int CatchUp();
+
+  const std::string& node() const { return options_.node; }
+
+ private:
+  // One pass over `partition`: lease, read (waiting up to `wait`), deliver, commit. Returns the
+  // entries handled.
+  int Pump(int partition, std::chrono::milliseconds wait, std::stop_token stop);
+  void Run(int partition, std::stop_token stop);
+
+  std::shared_ptr<EventLog> log_;
+  std::vector<std::shared_ptr<Subscription>> subscriptions_;
+  SubscriptionRunnerOptions options_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace wow

@@ -1,0 +1,63 @@
+#include "wow/decide_scope.h"
+
+#include "wow/error.h"
+
+namespace wow {
+
+DecideScope::DecideScope(AggregateRef self, std::string attempt, ReservationStore& reservations,
+                         const Clock& clock, std::chrono::milliseconds ttl)
+    : self_(std::move(self)),
+      attempt_(std::move(attempt)),
+      reservations_(reservations),
+      clock_(clock),
+      ttl_(ttl) {}
+
+ReservationScope DecideScope::ScopeOf(const AggregateRef& owner, std::string_view ns,
+                                      ReservationTenancy tenancy) {
+  return ReservationScope{owner.context, owner.aggregate,
+                          tenancy == ReservationTenancy::kSystem ? std::string(kSystemTenant)
+                                                                 : owner.tenant_id,
+                          std::string(ns)};
+}
+
+bool DecideScope::Reserve(std::string_view ns, std::string_view key, ReservationTenancy tenancy) {
+  const std::string k(key);
+  if (!reservations_.Reserve(ScopeOf(self_, ns, tenancy), k, self_, attempt_, ttl_)) return false;
+  reserved_.push_back(KeyFact{std::string(ns), k, tenancy});
+  return true;
+}
+
+void DecideScope::Release(std::string_view ns, std::string_view key, ReservationTenancy tenancy) {
+  ValidateReservation(ScopeOf(self_, ns, tenancy), key, self_);
+  released_.push_back(KeyFact{std::string(ns), std::string(key), tenancy});
+}
+
+void DecideScope::Cancel(std::string_view key) {
+  Require(!key.empty(), "a timer's key is empty");
+  TimerFact fact;
+  fact.kind = TimerFact::Kind::kCancel;
+  fact.key = std::string(key);
+  timers_.push_back(std::move(fact));
+}
+
+EpochMillis DecideScope::Now() const { return clock_.NowMillis(); }
+
+void DecideScope::ScheduleMessage(std::string_view key, EpochMillis due_at,
+                                  const AggregateRef& target, std::string command_type,
+                                  std::string body, TimerRule rule) {
+  Require(!key.empty(), "a timer's key is empty");
+  ValidateRef(target);
+  Require(rule.max_attempts >= 1, "timer \"" + std::string(key) + "\" allows no attempt");
+  TimerFact fact;
+  fact.kind = TimerFact::Kind::kSchedule;
+  fact.key = std::string(key);
+  fact.timer_id = NewId();
+  fact.due_at = due_at;
+  fact.target = target;
+  fact.command_type = std::move(command_type);
+  fact.body = std::move(body);
+  fact.rule = std::move(rule);
+  timers_.push_back(std::move(fact));
+}
+
+}  // namespace wow

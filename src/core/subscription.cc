@@ -1,0 +1,177 @@
+#include "wow/subscription.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/key_facts.h"
+#include "wow/error.h"
+
+namespace wow {
+namespace {
+
+// Sleeps for `duration` or until `stop` is requested.
+void SleepFor(std::chrono::milliseconds duration, const std::stop_token& stop) {
+  std::mutex mutex;
+  std::condition_variable_any never;
+  std::unique_lock lock(mutex);
+  never.wait_for(lock, stop, duration, [] { return false; });
+}
+
+class ReservationSubscription final : public Subscription {
+ public:
+  explicit ReservationSubscription(std::shared_ptr<ReservationStore> reservations)
+      : reservations_(std::move(reservations)) {
+    Require(reservations_ != nullptr, "the reservation subscription needs a store");
+  }
+  const std::string& name() const override { return name_; }
+  void Handle(const Entry& entry) override {
+    if (int lost = core::ApplyKeyFacts(*reservations_, entry.stream); lost > 0) {
+      spdlog::error("{} key(s) reserved by {} at version {} are held by another aggregate", lost,
+                    ToString(entry.stream.ref), entry.stream.version);
+    }
+  }
+
+ private:
+  const std::string name_ = "wow.reservations";
+  std::shared_ptr<ReservationStore> reservations_;
+};
+
+class TimerSubscription final : public Subscription {
+ public:
+  TimerSubscription(std::shared_ptr<TimerStore> timers, int partitions)
+      : timers_(std::move(timers)), partitions_(partitions) {
+    Require(timers_ != nullptr, "the timer subscription needs a store");
+  }
+  const std::string& name() const override { return name_; }
+  void Handle(const Entry& entry) override {
+    const Stream& stream = entry.stream;
+    for (const TimerFact& fact : stream.timers) {
+      if (fact.kind == TimerFact::Kind::kCancel) {
+        timers_->Cancel(stream.ref, fact.key, stream.version);
+        continue;
+      }
+      Timer timer;
+      timer.owner = stream.ref;
+      timer.key = fact.key;
+      timer.partition = PartitionOf(stream.ref.tenant_id, stream.ref.id, partitions_);
+      timer.timer_id = fact.timer_id;
+      timer.version = stream.version;
+      timer.due_at = fact.due_at;
+      timer.target = fact.target;
+      timer.command_type = fact.command_type;
+      timer.body = fact.body;
+      timer.rule = fact.rule;
+      timers_->Put(timer);
+    }
+  }
+
+ private:
+  const std::string name_ = "wow.timers";
+  std::shared_ptr<TimerStore> timers_;
+  int partitions_;
+};
+
+}  // namespace
+
+std::shared_ptr<Subscription> NewReservationSubscription(
+    std::shared_ptr<ReservationStore> reservations) {
+  return std::make_shared<ReservationSubscription>(std::move(reservations));
+}
+
+std::shared_ptr<Subscription> NewTimerSubscription(std::shared_ptr<TimerStore> timers,
+                                                   int partitions) {
+  return std::make_shared<TimerSubscription>(std::move(timers), partitions);
+}
+
+SubscriptionRunner::SubscriptionRunner(std::shared_ptr<EventLog> log,
+                                       std::vector<std::shared_ptr<Subscription>> subscriptions,
+                                       SubscriptionRunnerOptions options)
+    : log_(std::move(log)), subscriptions_(std::move(subscriptions)), options_(std::move(options)) {
+  Require(log_ != nullptr, "a subscription runner needs a log");
+  Require(!subscriptions_.empty(), "a subscription runner needs a subscription");
+  Require(options_.batch > 0, "the runner's batch must be positive");
+  Require(options_.lease_ttl.count() > 0, "the runner's lease ttl must be positive");
+  if (options_.node.empty()) options_.node = NewId();
+}
+
+SubscriptionRunner::~SubscriptionRunner() { Stop(); }
+
+void SubscriptionRunner::Start() {
+  Require(threads_.empty(), "the subscription runner is started already");
+  for (int p = 0; p < log_->partitions(); ++p) {
+    threads_.emplace_back([this, p](std::stop_token stop) { Run(p, stop); });
+  }
+}
+
+void SubscriptionRunner::Stop() {
+  for (auto& thread : threads_) thread.request_stop();
+  threads_.clear();  // joins
+}
+
+int SubscriptionRunner::CatchUp() {
+  int handled = 0;
+  for (int p = 0; p < log_->partitions(); ++p) {
+    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {})) > 0;) handled += n;
+  }
+  return handled;
+}
+
+int SubscriptionRunner::Pump(int partition, std::chrono::milliseconds wait,
+                             std::stop_token stop) {
+  if (!log_->AcquireLease(partition, options_.node, options_.lease_ttl)) return 0;
+  std::vector<Sequence> checkpoints;
+  for (const auto& subscription : subscriptions_) {
+    checkpoints.push_back(log_->Checkpoint(partition, subscription->name()));
+  }
+  const Sequence from = *std::min_element(checkpoints.begin(), checkpoints.end());
+  const std::vector<Entry> entries =
+      wait.count() > 0 ? log_->Tail(partition, from, options_.batch, wait, stop)
+                       : log_->ReadAfter(partition, from, options_.batch);
+  for (size_t i = 0; i < subscriptions_.size(); ++i) {
+    const Sequence before = checkpoints[i];
+    try {
+      for (const Entry& entry : entries) {
+        if (entry.position.sequence <= checkpoints[i]) continue;
+        subscriptions_[i]->Handle(entry);
+        checkpoints[i] = entry.position.sequence;
+      }
+    } catch (...) {
+      if (checkpoints[i] > before) {
+        log_->CommitCheckpoint(partition, subscriptions_[i]->name(), checkpoints[i]);
+      }
+      throw;
+    }
+    if (checkpoints[i] > before) {
+      log_->CommitCheckpoint(partition, subscriptions_[i]->name(), checkpoints[i]);
+    }
+  }
+  return static_cast<int>(entries.size());
+}
+
+void SubscriptionRunner::Run(int partition, std::stop_token stop) {
+  const auto wait = std::max(std::chrono::milliseconds(1), options_.lease_ttl / 3);
+  while (!stop.stop_requested()) {
+    try {
+      if (Pump(partition, wait, stop) == 0 && !stop.stop_requested()) {
+        // Not leased here or idle: Tail already waited when leased; otherwise wait for the lease.
+        if (log_->LeaseOf(partition).value_or(Lease{}).node != options_.node) {
+          SleepFor(wait, stop);
+        }
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("subscription delivery on partition {} failed; retrying in {} ms: {}",
+                   partition, options_.retry_delay.count(), e.what());
+      SleepFor(options_.retry_delay, stop);
+    }
+  }
+  try {
+    log_->ReleaseLease(partition, options_.node);
+  } catch (const std::exception& e) {
+    spdlog::warn("releasing the lease of partition {} failed: {}", partition, e.what());
+  }
+}
+
+}  // namespace wow
