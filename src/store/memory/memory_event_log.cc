@@ -1,0 +1,290 @@
+// The in-memory EventLog: the reference semantics of DESIGN §5.2, one mutex over the partitions.
+// Every append is made under the mutex, so sequences are gapless and never need placeholders.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "store/common/commit_signal.h"
+#include "wow/error.h"
+#include "wow/event_log.h"
+
+namespace wow {
+namespace {
+
+constexpr int kMaxPartitions = 4096;
+
+struct Partition {
+  std::vector<Entry> entries;  // the entry at sequence s is entries[s - 1]
+  std::optional<Lease> lease;
+  std::map<std::string, Sequence> checkpoints;
+};
+
+Stream WithoutTransport(Stream stream) {
+  stream.transport.clear();
+  return stream;
+}
+
+class MemoryEventLog final : public EventLog {
+ public:
+  MemoryEventLog(std::string context, std::shared_ptr<const Clock> clock)
+      : context_(std::move(context)), clock_(std::move(clock)) {
+    ValidateTypeName(context_, "context");
+    Require(clock_ != nullptr, "an event log needs a clock");
+  }
+
+  const std::string& context() const override { return context_; }
+
+  void Create(int partitions) override {
+    Require(partitions >= 1 && partitions <= kMaxPartitions,
+            "partition count must be 1 to " + std::to_string(kMaxPartitions) + ", got " +
+                std::to_string(partitions));
+    std::lock_guard lock(mutex_);
+    if (partitions_.empty()) {
+      partitions_.resize(static_cast<size_t>(partitions));
+      signal_ = std::make_unique<store::CommitSignal>(partitions);
+    } else if (PartitionCount() != partitions) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" has " +
+                      std::to_string(PartitionCount()) + " partitions, not " +
+                      std::to_string(partitions) + "; the partition count never changes");
+    }
+  }
+
+  int partitions() const override {
+    std::lock_guard lock(mutex_);
+    RequireCreated();
+    return PartitionCount();
+  }
+
+  AppendResult Append(const Stream& stream) override {
+    return AppendAll({stream}).front();
+  }
+
+  std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {
+    std::vector<AppendResult> results;
+    std::set<int> committed;
+    {
+      std::lock_guard lock(mutex_);
+      RequireCreated();
+      std::set<AggregateRef> failed;  // an aggregate's later streams follow its failed one
+      for (const Stream& stream : streams) {
+        results.push_back(AppendLocked(stream, failed.contains(stream.ref)));
+        if (results.back().appended()) {
+          committed.insert(results.back().position().partition);
+        } else {
+          failed.insert(stream.ref);
+        }
+      }
+    }
+    for (int partition : committed) signal_->Notify(partition);
+    return results;
+  }
+
+  std::vector<Stream> Read(const AggregateRef& ref, Version from, Version to) override {
+    std::lock_guard lock(mutex_);
+    RequireOwnRef(ref);
+    std::vector<Stream> streams;
+    const std::vector<Position>& positions = PositionsLocked(ref);
+    const Version last = std::min<Version>(to, static_cast<Version>(positions.size()));
+    for (Version v = std::max<Version>(from, 1); v <= last; ++v) {
+      streams.push_back(WithoutTransport(At(positions[static_cast<size_t>(v - 1)]).stream));
+    }
+    return streams;
+  }
+
+  std::vector<Entry> ReadEntries(const AggregateRef& ref,
+                                 const std::vector<Version>& versions) override {
+    std::lock_guard lock(mutex_);
+    RequireOwnRef(ref);
+    const std::vector<Position>& positions = PositionsLocked(ref);
+    std::vector<Entry> entries;
+    for (Version v : std::set<Version>(versions.begin(), versions.end())) {
+      if (v >= 1 && v <= static_cast<Version>(positions.size())) {
+        entries.push_back(At(positions[static_cast<size_t>(v - 1)]));
+      }
+    }
+    return entries;
+  }
+
+  std::optional<Position> PositionOf(const AggregateRef& ref, Version version) override {
+    std::lock_guard lock(mutex_);
+    RequireOwnRef(ref);
+    const std::vector<Position>& positions = PositionsLocked(ref);
+    if (version < 1 || version > static_cast<Version>(positions.size())) return std::nullopt;
+    return positions[static_cast<size_t>(version - 1)];
+  }
+
+  std::optional<Entry> FindByRequestId(const std::string& aggregate, const std::string& tenant_id,
+                                       const std::string& request_id) override {
+    ValidateTypeName(aggregate, "aggregate type");
+    std::lock_guard lock(mutex_);
+    RequireCreated();
+    auto it = requests_.find({aggregate, tenant_id, request_id});
+    if (it == requests_.end()) return std::nullopt;
+    Entry entry = At(it->second);
+    entry.stream.transport.clear();
+    return entry;
+  }
+
+  Sequence Head(int partition) override {
+    std::lock_guard lock(mutex_);
+    return static_cast<Sequence>(PartitionLocked(partition).entries.size());
+  }
+
+  PartitionLineage Lineage(int partition) override {
+    std::lock_guard lock(mutex_);
+    PartitionLocked(partition);
+    return {};
+  }
+
+  std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
+    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
+    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    std::lock_guard lock(mutex_);
+    const std::vector<Entry>& entries = PartitionLocked(partition).entries;
+    const auto first = std::min(static_cast<size_t>(after), entries.size());
+    const auto last = std::min(first + static_cast<size_t>(limit), entries.size());
+    return {entries.begin() + static_cast<std::ptrdiff_t>(first),
+            entries.begin() + static_cast<std::ptrdiff_t>(last)};
+  }
+
+  std::vector<Entry> Tail(int partition, Sequence after, int limit,
+                          std::chrono::milliseconds max_wait, std::stop_token stop) override {
+    store::CommitSignal* signal = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      PartitionLocked(partition);
+      signal = signal_.get();
+    }
+    return store::TailWithBackoff(*signal, partition, max_wait, stop, store::TailPolicy{},
+                                  [&] { return ReadAfter(partition, after, limit); });
+  }
+
+  std::vector<std::string> AggregateTypes() override {
+    std::lock_guard lock(mutex_);
+    RequireCreated();
+    return {types_.begin(), types_.end()};
+  }
+
+  bool AcquireLease(int partition, const std::string& node,
+                    std::chrono::milliseconds ttl) override {
+    Require(!node.empty(), "lease node is empty");
+    Require(ttl.count() > 0, "lease ttl must be positive, got " + std::to_string(ttl.count()) +
+                                 " ms");
+    std::lock_guard lock(mutex_);
+    std::optional<Lease>& lease = PartitionLocked(partition).lease;
+    const EpochMillis now = clock_->NowMillis();
+    if (lease && lease->node != node && lease->expires_at > now) return false;
+    lease = Lease{node, now + ttl.count()};
+    return true;
+  }
+
+  // A released lease stays stored, expired at once, so LeaseOf still says who held it last.
+  void ReleaseLease(int partition, const std::string& node) override {
+    std::lock_guard lock(mutex_);
+    std::optional<Lease>& lease = PartitionLocked(partition).lease;
+    if (lease && lease->node == node) {
+      lease->expires_at = std::min(lease->expires_at, clock_->NowMillis());
+    }
+  }
+
+  std::optional<Lease> LeaseOf(int partition) override {
+    std::lock_guard lock(mutex_);
+    return PartitionLocked(partition).lease;
+  }
+
+  Sequence Checkpoint(int partition, const std::string& subscription) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    std::lock_guard lock(mutex_);
+    const auto& checkpoints = PartitionLocked(partition).checkpoints;
+    auto it = checkpoints.find(subscription);
+    return it == checkpoints.end() ? 0 : it->second;
+  }
+
+  void CommitCheckpoint(int partition, const std::string& subscription,
+                        Sequence sequence) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    Require(sequence >= 0, "checkpoint sequence " + std::to_string(sequence) + " is below 0");
+    std::lock_guard lock(mutex_);
+    Sequence& checkpoint = PartitionLocked(partition).checkpoints[subscription];
+    checkpoint = std::max(checkpoint, sequence);
+  }
+
+ private:
+  using RequestKey = std::tuple<std::string, std::string, std::string>;
+
+  // The outcome of appending `stream` now; `blocked` when an earlier stream of its aggregate in
+  // the same group failed, which makes the stream's version unreachable (kConflict).
+  AppendResult AppendLocked(const Stream& stream, bool blocked) {
+    if (auto reason = InvalidStreamReason(stream, context_)) return AppendResult::Refused(*reason);
+    const RequestKey request{stream.ref.aggregate, stream.ref.tenant_id, stream.request_id};
+    if (auto it = requests_.find(request); it != requests_.end()) {
+      return AppendResult::Duplicate(it->second, At(it->second).stream.version);
+    }
+    const auto next = static_cast<Version>(PositionsLocked(stream.ref).size()) + 1;
+    if (blocked || stream.version != next) return AppendResult::Conflict();
+    const int partition = PartitionOf(stream.ref.tenant_id, stream.ref.id, PartitionCount());
+    std::vector<Entry>& entries = partitions_[static_cast<size_t>(partition)].entries;
+    const Position at{partition, static_cast<Sequence>(entries.size()) + 1};
+    entries.push_back(Entry{at, stream});
+    aggregates_[stream.ref].push_back(at);
+    types_.insert(stream.ref.aggregate);
+    requests_.emplace(request, at);
+    return AppendResult::Appended(at);
+  }
+
+  int PartitionCount() const { return static_cast<int>(partitions_.size()); }
+
+  void RequireCreated() const {
+    if (partitions_.empty()) {
+      throw Error(ErrorCode::kFailedPrecondition, "event log of context \"" + context_ +
+                                                      "\" is not created; call Create first");
+    }
+  }
+
+  void RequireOwnRef(const AggregateRef& ref) const {
+    RequireCreated();
+    ValidateRef(ref);
+    Require(ref.context == context_, "aggregate " + ToString(ref) + " is not of context \"" +
+                                         context_ + "\"");
+  }
+
+  Partition& PartitionLocked(int partition) {
+    RequireCreated();
+    Require(partition >= 0 && partition < PartitionCount(),
+            "partition " + std::to_string(partition) + " is out of range [0, " +
+                std::to_string(PartitionCount()) + ")");
+    return partitions_[static_cast<size_t>(partition)];
+  }
+
+  const std::vector<Position>& PositionsLocked(const AggregateRef& ref) const {
+    static const std::vector<Position> kNone;
+    auto it = aggregates_.find(ref);
+    return it == aggregates_.end() ? kNone : it->second;
+  }
+
+  const Entry& At(Position position) const {
+    return partitions_[static_cast<size_t>(position.partition)]
+        .entries[static_cast<size_t>(position.sequence - 1)];
+  }
+
+  const std::string context_;
+  const std::shared_ptr<const Clock> clock_;
+  mutable std::mutex mutex_;
+  std::vector<Partition> partitions_;  // empty until Create
+  std::unique_ptr<store::CommitSignal> signal_;
+  std::map<AggregateRef, std::vector<Position>> aggregates_;
+  std::map<RequestKey, Position> requests_;
+  std::set<std::string> types_;  // the aggregate types with streams
+};
+
+}  // namespace
+
+std::unique_ptr<EventLog> NewMemoryEventLog(std::string context,
+                                            std::shared_ptr<const Clock> clock) {
+  return std::make_unique<MemoryEventLog>(std::move(context), std::move(clock));
+}
+
+}  // namespace wow
