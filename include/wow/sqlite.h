@@ -1,0 +1,101 @@
+// The SQLite backend, the embedded default: the event log, the reservations and the timers of a
+// service in one database file, with nothing to install.
+//
+// OpenSqliteDatabase opens (or creates) the file; the factories below build stores on it. Every
+// store of one SqliteDatabase shares its connections: one writer connection whose transactions
+// batch the concurrent writes of all threads (group commit), and a pool of reader connections, so
+// reads never wait behind the writer (WAL mode). Several processes may open one file; each is a
+// node. Their writes take turns on SQLite's write lock, waiting at most SqliteOptions::busy_timeout
+// for it, and every append takes its partition's next sequence in its own transaction, so the
+// sequences of each partition stay gapless across processes.
+//
+// Layout (see docs/SQLITE.md): a table per aggregate type per store, named
+// "wow_log__<context>__<aggregate>", "wow_reservation__<context>__<aggregate>" and
+// "wow_timer__<context>__<aggregate>", created on first use and recorded in a registry; the
+// partition counters of each context, with their lineage, leases and checkpoints; and a format
+// record. SQL is never built from a user's string: table names come only from validated type
+// names (ValidateTypeName), and values are always bound to prepared statements.
+//
+// Errors: failures of SQLite throw wow::Error, with the code of the failure and a message saying
+// what failed, SQLite's own code and text, and what to do:
+//   kUnavailable        another process held the write lock longer than busy_timeout; an I/O error
+//   kResourceExhausted  the disk (or the database's page limit) is full
+//   kPermissionDenied   the file or its directory cannot be written, or the file cannot be opened
+//   kDataLoss           the file is not a SQLite database, or it is corrupt
+//   kFailedPrecondition the file is of another format, or of another application, or a context
+//                       was created with another partition count
+// A failed write changes nothing: its transaction is rolled back.
+//
+// Thread-safety: SqliteDatabase and every store built on it are safe for concurrent use. Do not
+// carry an open SqliteDatabase across fork(): open it in the child.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "wow/event_log.h"
+#include "wow/model.h"
+#include "wow/reservation_store.h"
+#include "wow/timer_store.h"
+
+namespace wow {
+
+struct SqliteOptions {
+  // How hard a commit waits for the disk (SQLite's PRAGMA synchronous, in WAL mode):
+  //   kFull   every commit is on disk when it returns: nothing acknowledged is lost, even when the
+  //           machine loses power. The default.
+  //   kNormal a commit survives a crash of the process, but the last commits before a power loss
+  //           or an operating-system crash may be lost (the file stays consistent). Much faster.
+  //   kOff    no syncing at all: a power loss may lose commits and, rarely, corrupt the file.
+  //           For tests and throw-away data only.
+  enum class Synchronous { kOff, kNormal, kFull };
+  Synchronous synchronous = Synchronous::kFull;
+  // How long a write waits for another process's lock on the file before it fails with
+  // Error(kUnavailable). REQUIRES: >= 0.
+  std::chrono::milliseconds busy_timeout{5000};
+  // The most appends (streams) one transaction batches when threads append concurrently; an
+  // AppendAll is never split, however many streams it holds. REQUIRES: >= 1.
+  int max_group_commit = 256;
+};
+
+// One open database file: its connections, their prepared statements and the group-commit writer.
+// Opaque; held by shared_ptr by every store built on it, so it is closed when the last goes.
+class SqliteDatabase;
+
+// Opens the database file at `path`, creating it (but not its directory) when missing; switches
+// it to WAL mode, and checks its format record, or writes one in a new file.
+// Throws wow::Error, leaving the file as it was, when:
+//   the path cannot be opened or created, or the file is read-only    -> kPermissionDenied
+//   the file is not a SQLite database, or it is corrupt                -> kDataLoss
+//   the file was written in another format of this backend (the message names both formats), or
+//   it is another application's SQLite database                       -> kFailedPrecondition
+//   another process holds the file's lock longer than busy_timeout   -> kUnavailable
+//   the options are out of range                                       -> kInvalidArgument
+std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
+                                                   const SqliteOptions& options = {});
+
+// The event log of `context` in `db`; call Create(partitions) before anything else. Create
+// refuses (kFailedPrecondition, naming both counts, changing nothing) a partition count other than
+// the one the context was created with, by any process or store. `clock` judges leases.
+// Appends of concurrent threads are committed together (group commit); Tail finds this process's
+// commits at once and other processes' by polling (50 ms, doubling to 1 s while idle).
+// Throws Error(kInvalidArgument) for a malformed context or a null db or clock.
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
+                                            std::string context,
+                                            std::shared_ptr<const Clock> clock);
+
+// The reservations of every context in `db`. Each operation is one read-modify-write transaction
+// holding the write lock, so of concurrent reserves of a free key exactly one wins, across threads
+// and processes. `clock` judges expiry. Throws Error(kInvalidArgument) for a null db or clock.
+std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<SqliteDatabase> db,
+                                                            std::shared_ptr<const Clock> clock);
+
+// The timers of `context` in `db`, whose log has `partitions` partitions. Records the context's
+// partition count when the file has none yet; throws Error(kFailedPrecondition), naming both
+// counts and changing nothing, when the context was created with another.
+// Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..4096 or a null db.
+std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
+                                                std::string context, int partitions);
+
+}  // namespace wow

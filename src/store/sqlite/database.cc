@@ -1,0 +1,448 @@
+#include "store/sqlite/database.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace wow {
+namespace sqlite {
+
+std::string_view KindName(TableKind kind) {
+  switch (kind) {
+    case TableKind::kLog: return "log";
+    case TableKind::kReservation: return "reservation";
+    case TableKind::kTimer: return "timer";
+  }
+  return "unknown";
+}
+
+std::string TableName(TableKind kind, const std::string& context, const std::string& aggregate) {
+  return "wow_" + std::string(KindName(kind)) + "__" + context + "__" + aggregate;
+}
+
+namespace {
+
+// The file's own tables. Every statement is idempotent, so two processes creating a new file at
+// once agree.
+constexpr const char* kCoreSchema = R"sql(
+CREATE TABLE IF NOT EXISTS wow_format (
+  name TEXT PRIMARY KEY,
+  version INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS wow_tables (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  context TEXT NOT NULL,
+  aggregate TEXT NOT NULL,
+  format INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS wow_tables_by_context ON wow_tables (kind, context, aggregate);
+CREATE TABLE IF NOT EXISTS wow_contexts (
+  context TEXT PRIMARY KEY,
+  partitions INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS wow_partitions (
+  context TEXT NOT NULL,
+  partition INTEGER NOT NULL,
+  last_sequence INTEGER NOT NULL,
+  parent INTEGER,
+  epoch INTEGER NOT NULL,
+  lease_node TEXT,
+  lease_expires_at INTEGER,
+  PRIMARY KEY (context, partition)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS wow_checkpoints (
+  context TEXT NOT NULL,
+  partition INTEGER NOT NULL,
+  subscription TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  PRIMARY KEY (context, partition, subscription)
+) WITHOUT ROWID;
+)sql";
+
+// The aggregate tables, by kind. `name` is a validated table name; the indexes are named after it.
+std::string TableSchema(TableKind kind, const std::string& name) {
+  const std::string t = Quoted(name);
+  auto index = [&](const char* suffix) { return Quoted(name + "__" + suffix); };
+  switch (kind) {
+    case TableKind::kLog:
+      // One row per stream. The transport is the last column, so reads that leave it out never
+      // load its pages. Unique indexes: the place, the version and the request of each stream.
+      return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
+  partition INTEGER NOT NULL,
+  sequence INTEGER NOT NULL,
+  tenant_id TEXT NOT NULL,
+  aggregate_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  events TEXT NOT NULL,
+  facts TEXT,
+  transport BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
+             index("position") + " ON " + t + " (partition, sequence);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
+             index("version") + " ON " + t + " (tenant_id, aggregate_id, version);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
+             index("request") + " ON " + t + " (tenant_id, request_id);\n";
+    case TableKind::kReservation:
+      // One row per reserved key; expires_at is null when confirmed, version null when pending.
+      return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
+  tenant_id TEXT NOT NULL,
+  ns TEXT NOT NULL,
+  key TEXT NOT NULL,
+  owner_tenant_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  expires_at INTEGER,
+  holds TEXT NOT NULL,
+  version INTEGER,
+  PRIMARY KEY (tenant_id, ns, key)
+) WITHOUT ROWID;
+)sql";
+    case TableKind::kTimer:
+      // One row per timer, unique per owner and key; partial indexes for due and parked timers.
+      return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
+  owner_tenant_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  partition INTEGER NOT NULL,
+  timer_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  due_at INTEGER NOT NULL,
+  target_context TEXT NOT NULL,
+  target_aggregate TEXT NOT NULL,
+  target_tenant_id TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  command_type TEXT NOT NULL,
+  body TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  PRIMARY KEY (owner_tenant_id, owner_id, key)
+);
+CREATE INDEX IF NOT EXISTS )sql" +
+             index("due") + " ON " + t +
+             " (partition, due_at, timer_id) WHERE state <> 'PARKED';\nCREATE INDEX IF NOT EXISTS " +
+             index("parked") + " ON " + t +
+             " (target_context, target_aggregate, target_tenant_id, target_id, due_at, timer_id) "
+             "WHERE state = 'PARKED';\n";
+  }
+  return {};
+}
+
+std::string_view SynchronousName(SqliteOptions::Synchronous synchronous) {
+  switch (synchronous) {
+    case SqliteOptions::Synchronous::kOff: return "OFF";
+    case SqliteOptions::Synchronous::kNormal: return "NORMAL";
+    case SqliteOptions::Synchronous::kFull: return "FULL";
+  }
+  return "FULL";
+}
+
+}  // namespace
+}  // namespace sqlite
+
+using sqlite::Connection;
+using sqlite::Query;
+
+SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& options)
+    : path_(path), options_(options) {
+  Require(!path_.empty(), "SQLite database path is empty");
+  Require(options_.busy_timeout.count() >= 0,
+          "SqliteOptions::busy_timeout must not be negative, got " +
+              std::to_string(options_.busy_timeout.count()) + " ms");
+  Require(options_.max_group_commit >= 1, "SqliteOptions::max_group_commit must be at least 1, got " +
+                                              std::to_string(options_.max_group_commit));
+  writer_ = std::make_unique<Connection>(ConnectionOptionsFor(/*reader=*/false));
+  CheckAndInitialize();
+}
+
+SqliteDatabase::~SqliteDatabase() = default;
+
+sqlite::ConnectionOptions SqliteDatabase::ConnectionOptionsFor(bool reader) const {
+  sqlite::ConnectionOptions connection;
+  connection.path = path_;
+  connection.open_flags = reader ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  connection.busy_timeout = options_.busy_timeout;
+  connection.synchronous = sqlite::SynchronousName(options_.synchronous);
+  connection.query_only = reader;
+  return connection;
+}
+
+// Reads the file before changing anything: a file of another format or application is refused as
+// it is. Then WAL mode, and the core tables and format record when missing.
+void SqliteDatabase::CheckAndInitialize() {
+  Connection& w = *writer_;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorCode::kFailedPrecondition, "SQLite database \"" + path_ + "\" " + why);
+  };
+  std::vector<std::string> tables;
+  bool has_format = false;
+  {
+    Query q(w, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' "
+               "ESCAPE '!' ORDER BY name");
+    while (q.Step()) {
+      tables.push_back(q.Text(0));
+      has_format = has_format || tables.back() == "wow_format";
+    }
+  }
+  auto check_format = [&] {
+    Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
+    if (!q.Step()) {
+      refuse("has a wow_format table without a format record: it was not written by Wow, or it "
+             "is damaged; use another file, or restore this one from a backup");
+    }
+    const std::int64_t version = q.Int(0);
+    if (version != sqlite::kFormatVersion) {
+      refuse("is in Wow SQLite format " + std::to_string(version) + "; this build reads format " +
+             std::to_string(sqlite::kFormatVersion) +
+             " only. Open it with the version of Wow that wrote it, or use another file; the "
+             "file was not changed");
+    }
+  };
+  if (has_format) {
+    check_format();
+  } else if (!tables.empty()) {
+    std::string names;
+    for (size_t i = 0; i < tables.size() && i < 5; ++i) names += (i ? ", " : "") + tables[i];
+    if (tables.size() > 5) names += ", ...";
+    refuse("is another application's database (it has tables " + names +
+           " and no Wow format record); give Wow a file of its own; the file was not changed");
+  } else {
+    Query q(w, "PRAGMA application_id");
+    if (q.Step() && q.Int(0) != 0 && q.Int(0) != sqlite::kApplicationId) {
+      refuse("belongs to another application (its application_id is " + std::to_string(q.Int(0)) +
+             "); give Wow a file of its own; the file was not changed");
+    }
+  }
+
+  {
+    Query q(w, "PRAGMA journal_mode = WAL");
+    const std::string mode = q.Step() ? q.Text(0) : "";
+    if (mode != "wal") {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "SQLite database \"" + path_ + "\" cannot use WAL mode (journal mode is \"" +
+                      mode + "\"); put the file on a local file system that supports shared "
+                             "memory");
+    }
+  }
+
+  if (has_format) return;
+  sqlite::Transaction tx(w, sqlite::Transaction::Kind::kWrite);
+  w.Execute(sqlite::kCoreSchema);
+  Query(w, "INSERT OR IGNORE INTO wow_format (name, version) VALUES ('wow', ?1)")
+      .Bind(1, sqlite::kFormatVersion)
+      .Run();
+  w.Execute("PRAGMA application_id = " + std::to_string(sqlite::kApplicationId));
+  check_format();  // another process may have created the file first
+  tx.Commit();
+}
+
+// ---- writes ----------------------------------------------------------------------------------
+
+void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int weight) {
+  WriteRequest request;
+  request.work = &work;
+  request.weight = std::max(weight, 1);
+  std::unique_lock lock(write_mutex_);
+  write_queue_.push_back(&request);
+  request.ready.wait(lock, [&] { return request.done || write_queue_.front() == &request; });
+  if (!request.done) {
+    // The leader: commit the queue's front, up to max_group_commit appends, in one transaction.
+    std::vector<WriteRequest*> batch;
+    int total = 0;
+    for (WriteRequest* queued : write_queue_) {
+      if (!batch.empty() && total + queued->weight > options_.max_group_commit) break;
+      batch.push_back(queued);
+      total += queued->weight;
+    }
+    lock.unlock();
+    RunBatch(batch);
+    lock.lock();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      WriteRequest* finished = write_queue_.front();
+      write_queue_.pop_front();
+      finished->done = true;
+      if (finished != &request) finished->ready.notify_one();
+    }
+    if (!write_queue_.empty()) write_queue_.front()->ready.notify_one();
+  }
+  lock.unlock();
+  if (request.error) std::rethrow_exception(request.error);
+}
+
+namespace {
+
+// Failures after which SQLite may have rolled the whole transaction back.
+bool EndsTransaction(const sqlite::SqliteFailure& failure) {
+  switch (failure.primary_code()) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+    case SQLITE_MISMATCH:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+void SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
+  Connection& w = *writer_;
+  try {
+    sqlite::Transaction tx(w, sqlite::Transaction::Kind::kWrite);
+    if (batch.size() == 1) {
+      (*batch.front()->work)(w);
+    } else {
+      for (WriteRequest* request : batch) {
+        sqlite::Savepoint savepoint(w);
+        try {
+          (*request->work)(w);
+          savepoint.Release();
+        } catch (const sqlite::SqliteFailure& failure) {
+          if (EndsTransaction(failure) || !w.InTransaction()) throw;
+          request->error = std::current_exception();
+        } catch (...) {
+          if (!w.InTransaction()) throw;
+          request->error = std::current_exception();  // the savepoint undoes its writes
+        }
+      }
+    }
+    tx.Commit();
+  } catch (const sqlite::SqliteFailure& failure) {
+    for (WriteRequest* request : batch) request->error = std::make_exception_ptr(failure);
+  } catch (const Error& error) {
+    for (WriteRequest* request : batch) request->error = std::make_exception_ptr(error);
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    for (WriteRequest* request : batch) request->error = error;
+  }
+}
+
+// ---- reads -----------------------------------------------------------------------------------
+
+SqliteDatabase::ReaderLease::ReaderLease(SqliteDatabase& database) : db(database) {
+  {
+    std::lock_guard lock(db.readers_mutex_);
+    if (!db.idle_readers_.empty()) {
+      connection = std::move(db.idle_readers_.back());
+      db.idle_readers_.pop_back();
+      return;
+    }
+  }
+  connection = std::make_unique<Connection>(db.ConnectionOptionsFor(/*reader=*/true));
+}
+
+SqliteDatabase::ReaderLease::~ReaderLease() {
+  std::lock_guard lock(db.readers_mutex_);
+  db.idle_readers_.push_back(std::move(connection));
+}
+
+// ---- the registry ----------------------------------------------------------------------------
+
+void SqliteDatabase::EnsureTable(Connection& writer, sqlite::TableKind kind,
+                                 const std::string& context, const std::string& aggregate) {
+  const std::string name = sqlite::TableName(kind, context, aggregate);
+  if (writer.known_tables().contains(name)) return;
+  std::optional<std::int64_t> format;
+  {
+    Query q(writer, "SELECT format FROM wow_tables WHERE name = ?1");
+    q.Bind(1, name);
+    if (q.Step()) format = q.Int(0);
+  }
+  if (format && *format != sqlite::kFormatVersion) {
+    if (kind != sqlite::TableKind::kTimer) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "SQLite database \"" + path_ + "\": table " + name + " is in format " +
+                      std::to_string(*format) + "; this build reads format " +
+                      std::to_string(sqlite::kFormatVersion) + " only");
+    }
+    // The timers are a view rebuilt from the log: a table of another format is dropped.
+    writer.Execute("DROP TABLE IF EXISTS " + sqlite::Quoted(name));
+    Query(writer, "DELETE FROM wow_tables WHERE name = ?1").Bind(1, name).Run();
+    format.reset();
+  }
+  if (!format) {
+    writer.Execute(sqlite::TableSchema(kind, name));
+    Query(writer,
+          "INSERT INTO wow_tables (name, kind, context, aggregate, format) "
+          "VALUES (?1, ?2, ?3, ?4, ?5)")
+        .Bind(1, name)
+        .Bind(2, sqlite::KindName(kind))
+        .Bind(3, context)
+        .Bind(4, aggregate)
+        .Bind(5, sqlite::kFormatVersion)
+        .Run();
+  }
+  writer.known_tables().insert(name);
+}
+
+bool SqliteDatabase::TableExists(Connection& connection, const std::string& name) {
+  const bool writer = &connection == writer_.get();
+  if (writer) {
+    if (connection.known_tables().contains(name)) return true;
+  } else {
+    std::lock_guard lock(tables_mutex_);
+    if (existing_tables_.contains(name)) return true;
+  }
+  Query q(connection, "SELECT 1 FROM wow_tables WHERE name = ?1");
+  q.Bind(1, name);
+  if (!q.Step()) return false;
+  if (writer) {
+    connection.known_tables().insert(name);  // forgotten again on a rollback
+  } else {
+    std::lock_guard lock(tables_mutex_);
+    existing_tables_.insert(name);
+  }
+  return true;
+}
+
+std::vector<sqlite::RegisteredTable> SqliteDatabase::Tables(Connection& connection,
+                                                            sqlite::TableKind kind,
+                                                            const std::string& context) {
+  std::vector<sqlite::RegisteredTable> tables;
+  Query q(connection,
+          "SELECT aggregate, name FROM wow_tables WHERE kind = ?1 AND context = ?2 "
+          "ORDER BY aggregate");
+  q.Bind(1, sqlite::KindName(kind)).Bind(2, context);
+  while (q.Step()) tables.push_back({q.Text(0), q.Text(1)});
+  return tables;
+}
+
+void SqliteDatabase::ClaimPartitionCount(Connection& writer, const std::string& context,
+                                         int partitions) {
+  std::optional<std::int64_t> recorded;
+  {
+    Query q(writer, "SELECT partitions FROM wow_contexts WHERE context = ?1");
+    q.Bind(1, context);
+    if (q.Step()) recorded = q.Int(0);
+  }
+  if (!recorded) {
+    Query(writer, "INSERT INTO wow_contexts (context, partitions) VALUES (?1, ?2)")
+        .Bind(1, context)
+        .Bind(2, partitions)
+        .Run();
+  } else if (*recorded != partitions) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "SQLite database \"" + path_ + "\": context \"" + context + "\" has " +
+                    std::to_string(*recorded) + " partitions, not " + std::to_string(partitions) +
+                    "; the partition count never changes: name " + std::to_string(*recorded) +
+                    ", or use another context or file");
+  }
+}
+
+std::shared_ptr<store::CommitSignal> SqliteDatabase::Signal(const std::string& context,
+                                                            int partitions) {
+  std::lock_guard lock(signals_mutex_);
+  auto& signal = signals_[context];
+  if (!signal) signal = std::make_shared<store::CommitSignal>(partitions);
+  return signal;
+}
+
+// ---- the public entry point ------------------------------------------------------------------
+
+std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
+                                                   const SqliteOptions& options) {
+  return std::make_shared<SqliteDatabase>(path, options);
+}
+
+}  // namespace wow

@@ -1,0 +1,441 @@
+// The EventLog on SQLite. Every append runs in a write transaction (batched by the database's
+// group commit) that checks the request id and the version, takes the partition counter's next
+// sequence and inserts the stream, so each partition's sequences are gapless across processes and
+// a tail never meets a missing sequence: no placeholders are ever needed.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "store/common/commit_signal.h"
+#include "store/sqlite/codec.h"
+#include "store/sqlite/database.h"
+#include "wow/error.h"
+#include "wow/sqlite.h"
+
+namespace wow {
+namespace {
+
+using sqlite::Connection;
+using sqlite::Query;
+using sqlite::TableKind;
+
+// The columns of a stream, in this order, for ReadRow: without transport, then with it.
+constexpr const char* kStreamColumns =
+    "partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, facts";
+constexpr const char* kEntryColumns =
+    "partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, facts, "
+    "transport";
+
+Entry ReadRow(const Query& q, const std::string& context, const std::string& aggregate,
+              bool with_transport) {
+  Entry entry;
+  entry.position = {static_cast<int>(q.Int(0)), q.Int(1)};
+  Stream& s = entry.stream;
+  s.ref = {context, aggregate, q.Text(2), q.Text(3)};
+  s.version = q.Int(4);
+  s.request_id = q.Text(5);
+  s.time = q.Int(6);
+  s.events = sqlite::DecodeEvents(q.TextView(7));
+  sqlite::DecodeFacts(q.TextView(8), s);
+  if (with_transport) s.transport = q.Text(9);
+  return entry;
+}
+
+class SqliteEventLog final : public EventLog {
+ public:
+  SqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
+                 std::shared_ptr<const Clock> clock)
+      : db_(std::move(db)), context_(std::move(context)), clock_(std::move(clock)) {
+    Require(db_ != nullptr, "a SQLite event log needs a database");
+    Require(clock_ != nullptr, "an event log needs a clock");
+    ValidateTypeName(context_, "context");
+  }
+
+  const std::string& context() const override { return context_; }
+
+  void Create(int partitions) override {
+    Require(partitions >= 1 && partitions <= sqlite::kMaxPartitions,
+            "partition count must be 1 to " + std::to_string(sqlite::kMaxPartitions) + ", got " +
+                std::to_string(partitions));
+    std::lock_guard lock(create_mutex_);
+    if (const int created = partitions_.load(); created != 0) {
+      if (created == partitions) return;
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" has " + std::to_string(created) +
+                      " partitions, not " + std::to_string(partitions) +
+                      "; the partition count never changes");
+    }
+    db_->Write([&](Connection& w) {
+      db_->ClaimPartitionCount(w, context_, partitions);
+      for (int p = 0; p < partitions; ++p) {
+        Query(w,
+              "INSERT OR IGNORE INTO wow_partitions (context, partition, last_sequence, parent, "
+              "epoch) VALUES (?1, ?2, 0, NULL, 0)")
+            .Bind(1, context_)
+            .Bind(2, p)
+            .Run();
+      }
+    });
+    signal_ = db_->Signal(context_, partitions);
+    partitions_.store(partitions);
+  }
+
+  int partitions() const override { return RequireCreated(); }
+
+  AppendResult Append(const Stream& stream) override { return AppendAll({stream}).front(); }
+
+  std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {
+    const int partitions = RequireCreated();
+    if (streams.empty()) return {};
+    // Validate and encode outside the write lock; the transaction only checks and inserts.
+    std::vector<std::optional<std::string>> refusals(streams.size());
+    std::vector<std::pair<std::string, std::optional<std::string>>> encoded(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i) {
+      refusals[i] = InvalidStreamReason(streams[i], context_);
+      if (refusals[i]) continue;
+      try {
+        encoded[i] = {sqlite::EncodeEvents(streams[i].events), sqlite::EncodeFacts(streams[i])};
+      } catch (const Error& e) {
+        refusals[i] = "stream of " + ToString(streams[i].ref) + " cannot be stored: " + e.what();
+      }
+    }
+    std::vector<AppendResult> results;
+    db_->Write(
+        [&](Connection& w) {
+          results.clear();
+          std::set<AggregateRef> failed;  // an aggregate's later streams follow its failed one
+          for (size_t i = 0; i < streams.size(); ++i) {
+            if (refusals[i]) {
+              results.push_back(AppendResult::Refused(*refusals[i]));
+            } else {
+              results.push_back(AppendLocked(w, streams[i], encoded[i], partitions,
+                                             failed.contains(streams[i].ref)));
+            }
+            if (!results.back().appended()) failed.insert(streams[i].ref);
+          }
+        },
+        static_cast<int>(streams.size()));
+    std::set<int> committed;
+    for (const AppendResult& result : results) {
+      if (result.appended()) committed.insert(result.position().partition);
+    }
+    for (int partition : committed) signal_->Notify(partition);
+    return results;
+  }
+
+  std::vector<Stream> Read(const AggregateRef& ref, Version from, Version to) override {
+    RequireOwnRef(ref);
+    std::vector<Stream> streams;
+    if (from > to) return streams;
+    return db_->Read([&](Connection& r) {
+      const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
+      if (!db_->TableExists(r, table)) return streams;
+      Query q(r, std::string("SELECT ") + kStreamColumns + " FROM " + sqlite::Quoted(table) +
+                     " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version BETWEEN ?3 AND ?4 "
+                     "ORDER BY version");
+      q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, from).Bind(4, to);
+      while (q.Step()) streams.push_back(ReadRow(q, context_, ref.aggregate, false).stream);
+      return streams;
+    });
+  }
+
+  std::vector<Entry> ReadEntries(const AggregateRef& ref,
+                                 const std::vector<Version>& versions) override {
+    RequireOwnRef(ref);
+    std::vector<Entry> entries;
+    return db_->Read([&](Connection& r) {
+      const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
+      if (!db_->TableExists(r, table)) return entries;
+      sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
+      for (Version v : std::set<Version>(versions.begin(), versions.end())) {
+        Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table) +
+                       " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version = ?3");
+        q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, v);
+        if (q.Step()) entries.push_back(ReadRow(q, context_, ref.aggregate, true));
+      }
+      snapshot.Commit();
+      return entries;
+    });
+  }
+
+  std::optional<Position> PositionOf(const AggregateRef& ref, Version version) override {
+    RequireOwnRef(ref);
+    return db_->Read([&](Connection& r) -> std::optional<Position> {
+      const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
+      if (!db_->TableExists(r, table)) return std::nullopt;
+      Query q(r, "SELECT partition, sequence FROM " + sqlite::Quoted(table) +
+                     " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version = ?3");
+      q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, version);
+      if (!q.Step()) return std::nullopt;
+      return Position{static_cast<int>(q.Int(0)), q.Int(1)};
+    });
+  }
+
+  std::optional<Entry> FindByRequestId(const std::string& aggregate, const std::string& tenant_id,
+                                       const std::string& request_id) override {
+    ValidateTypeName(aggregate, "aggregate type");
+    RequireCreated();
+    return db_->Read([&](Connection& r) -> std::optional<Entry> {
+      const std::string table = sqlite::TableName(TableKind::kLog, context_, aggregate);
+      if (!db_->TableExists(r, table)) return std::nullopt;
+      Query q(r, std::string("SELECT ") + kStreamColumns + " FROM " + sqlite::Quoted(table) +
+                     " WHERE tenant_id = ?1 AND request_id = ?2");
+      q.Bind(1, tenant_id).Bind(2, request_id);
+      if (!q.Step()) return std::nullopt;
+      return ReadRow(q, context_, aggregate, false);
+    });
+  }
+
+  Sequence Head(int partition) override {
+    RequirePartition(partition);
+    return db_->Read([&](Connection& r) {
+      Query q(r, "SELECT last_sequence FROM wow_partitions WHERE context = ?1 AND partition = ?2");
+      q.Bind(1, context_).Bind(2, partition);
+      return q.Step() ? q.Int(0) : Sequence{0};
+    });
+  }
+
+  PartitionLineage Lineage(int partition) override {
+    RequirePartition(partition);
+    return db_->Read([&](Connection& r) {
+      Query q(r, "SELECT parent, epoch FROM wow_partitions WHERE context = ?1 AND partition = ?2");
+      q.Bind(1, context_).Bind(2, partition);
+      PartitionLineage lineage;
+      if (q.Step()) {
+        if (!q.IsNull(0)) lineage.parent = static_cast<int>(q.Int(0));
+        lineage.epoch = static_cast<int>(q.Int(1));
+      }
+      return lineage;
+    });
+  }
+
+  // In one read snapshot: the registry's log tables of the context, then each table's entries at
+  // sequences after+1 .. after+limit. Sequences are gapless and unique across the tables, so the
+  // merge is the run from after+1; it stops at a missing sequence all the same.
+  std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
+    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
+    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    RequirePartition(partition);
+    return db_->Read([&](Connection& r) {
+      std::vector<Entry> entries;
+      sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
+      for (const sqlite::RegisteredTable& table : db_->Tables(r, TableKind::kLog, context_)) {
+        Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table.name) +
+                       " WHERE partition = ?1 AND sequence > ?2 AND sequence <= ?3 "
+                       "ORDER BY sequence");
+        q.Bind(1, partition).Bind(2, after).Bind(3, after + limit);
+        while (q.Step()) entries.push_back(ReadRow(q, context_, table.aggregate, true));
+      }
+      snapshot.Commit();
+      std::sort(entries.begin(), entries.end(),
+                [](const Entry& a, const Entry& b) { return a.position < b.position; });
+      Sequence expected = after + 1;
+      size_t run = 0;
+      while (run < entries.size() && entries[run].position.sequence == expected) {
+        ++run;
+        ++expected;
+      }
+      entries.resize(run);
+      return entries;
+    });
+  }
+
+  std::vector<Entry> Tail(int partition, Sequence after, int limit,
+                          std::chrono::milliseconds max_wait, std::stop_token stop) override {
+    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
+    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    RequirePartition(partition);
+    return store::TailWithBackoff(*signal_, partition, max_wait, stop, store::TailPolicy{},
+                                  [&] { return ReadAfter(partition, after, limit); });
+  }
+
+  std::vector<std::string> AggregateTypes() override {
+    RequireCreated();
+    return db_->Read([&](Connection& r) {
+      std::vector<std::string> types;
+      for (const auto& table : db_->Tables(r, TableKind::kLog, context_)) {
+        types.push_back(table.aggregate);
+      }
+      return types;
+    });
+  }
+
+  bool AcquireLease(int partition, const std::string& node,
+                    std::chrono::milliseconds ttl) override {
+    Require(!node.empty(), "lease node is empty");
+    Require(ttl.count() > 0,
+            "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
+    RequirePartition(partition);
+    bool acquired = false;
+    db_->Write([&](Connection& w) {
+      const EpochMillis now = clock_->NowMillis();
+      Query q(w,
+              "UPDATE wow_partitions SET lease_node = ?3, lease_expires_at = ?4 "
+              "WHERE context = ?1 AND partition = ?2 AND (lease_node IS NULL OR lease_node = ?3 "
+              "OR lease_expires_at <= ?5)");
+      q.Bind(1, context_).Bind(2, partition).Bind(3, node).Bind(4, now + ttl.count()).Bind(5, now);
+      q.Run();
+      acquired = w.Changes() == 1;
+    });
+    return acquired;
+  }
+
+  // A released lease stays stored, expired at once, so LeaseOf still says who held it last.
+  void ReleaseLease(int partition, const std::string& node) override {
+    RequirePartition(partition);
+    db_->Write([&](Connection& w) {
+      Query(w,
+            "UPDATE wow_partitions SET lease_expires_at = min(lease_expires_at, ?4) "
+            "WHERE context = ?1 AND partition = ?2 AND lease_node = ?3")
+          .Bind(1, context_)
+          .Bind(2, partition)
+          .Bind(3, node)
+          .Bind(4, clock_->NowMillis())
+          .Run();
+    });
+  }
+
+  std::optional<Lease> LeaseOf(int partition) override {
+    RequirePartition(partition);
+    return db_->Read([&](Connection& r) -> std::optional<Lease> {
+      Query q(r,
+              "SELECT lease_node, lease_expires_at FROM wow_partitions "
+              "WHERE context = ?1 AND partition = ?2 AND lease_node IS NOT NULL");
+      q.Bind(1, context_).Bind(2, partition);
+      if (!q.Step()) return std::nullopt;
+      return Lease{q.Text(0), q.Int(1)};
+    });
+  }
+
+  Sequence Checkpoint(int partition, const std::string& subscription) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    RequirePartition(partition);
+    return db_->Read([&](Connection& r) {
+      Query q(r,
+              "SELECT sequence FROM wow_checkpoints "
+              "WHERE context = ?1 AND partition = ?2 AND subscription = ?3");
+      q.Bind(1, context_).Bind(2, partition).Bind(3, subscription);
+      return q.Step() ? q.Int(0) : Sequence{0};
+    });
+  }
+
+  void CommitCheckpoint(int partition, const std::string& subscription,
+                        Sequence sequence) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    Require(sequence >= 0, "checkpoint sequence " + std::to_string(sequence) + " is below 0");
+    RequirePartition(partition);
+    db_->Write([&](Connection& w) {
+      Query(w,
+            "INSERT INTO wow_checkpoints (context, partition, subscription, sequence) "
+            "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (context, partition, subscription) "
+            "DO UPDATE SET sequence = max(sequence, excluded.sequence)")
+          .Bind(1, context_)
+          .Bind(2, partition)
+          .Bind(3, subscription)
+          .Bind(4, sequence)
+          .Run();
+    });
+  }
+
+ private:
+  // The outcome of appending `stream` in the open write transaction: a duplicate request first,
+  // then a version other than the next (or `blocked`: an earlier stream of its aggregate in the
+  // group failed), else the stream at its partition's next sequence.
+  AppendResult AppendLocked(Connection& w, const Stream& stream,
+                            const std::pair<std::string, std::optional<std::string>>& encoded,
+                            int partitions, bool blocked) {
+    const AggregateRef& ref = stream.ref;
+    const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
+    const std::string quoted = sqlite::Quoted(table);
+    Version current = 0;
+    if (db_->TableExists(w, table)) {
+      {
+        Query q(w, "SELECT partition, sequence, version FROM " + quoted +
+                       " WHERE tenant_id = ?1 AND request_id = ?2");
+        q.Bind(1, ref.tenant_id).Bind(2, stream.request_id);
+        if (q.Step()) {
+          return AppendResult::Duplicate({static_cast<int>(q.Int(0)), q.Int(1)}, q.Int(2));
+        }
+      }
+      Query q(w, "SELECT max(version) FROM " + quoted +
+                     " WHERE tenant_id = ?1 AND aggregate_id = ?2");
+      q.Bind(1, ref.tenant_id).Bind(2, ref.id);
+      if (q.Step() && !q.IsNull(0)) current = q.Int(0);
+    }
+    if (blocked || stream.version != current + 1) return AppendResult::Conflict();
+
+    const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
+    Sequence sequence = 0;
+    {
+      Query q(w,
+              "UPDATE wow_partitions SET last_sequence = last_sequence + 1 "
+              "WHERE context = ?1 AND partition = ?2 RETURNING last_sequence");
+      q.Bind(1, context_).Bind(2, partition);
+      if (!q.Step()) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    "SQLite database \"" + db_->path() + "\" has no counter for partition " +
+                        std::to_string(partition) + " of context \"" + context_ +
+                        "\"; the file is damaged or was changed by hand");
+      }
+      sequence = q.Int(0);
+    }
+    db_->EnsureTable(w, TableKind::kLog, context_, ref.aggregate);
+    Query(w, "INSERT INTO " + quoted +
+                 " (partition, sequence, tenant_id, aggregate_id, version, request_id, time, "
+                 "events, facts, transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        .Bind(1, partition)
+        .Bind(2, sequence)
+        .Bind(3, ref.tenant_id)
+        .Bind(4, ref.id)
+        .Bind(5, stream.version)
+        .Bind(6, stream.request_id)
+        .Bind(7, stream.time)
+        .Bind(8, encoded.first)
+        .Bind(9, encoded.second)
+        .BindBlob(10, stream.transport)
+        .Run();
+    return AppendResult::Appended({partition, sequence});
+  }
+
+  int RequireCreated() const {
+    const int partitions = partitions_.load();
+    if (partitions == 0) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" is not created; call Create first");
+    }
+    return partitions;
+  }
+
+  void RequirePartition(int partition) const {
+    const int partitions = RequireCreated();
+    Require(partition >= 0 && partition < partitions,
+            "partition " + std::to_string(partition) + " is out of range [0, " +
+                std::to_string(partitions) + ")");
+  }
+
+  void RequireOwnRef(const AggregateRef& ref) const {
+    RequireCreated();
+    ValidateRef(ref);
+    Require(ref.context == context_,
+            "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"");
+  }
+
+  const std::shared_ptr<SqliteDatabase> db_;
+  const std::string context_;
+  const std::shared_ptr<const Clock> clock_;
+  std::mutex create_mutex_;
+  std::atomic<int> partitions_{0};  // 0 until Create; signal_ is set before it
+  std::shared_ptr<store::CommitSignal> signal_;
+};
+
+}  // namespace
+
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
+                                            std::string context,
+                                            std::shared_ptr<const Clock> clock) {
+  return std::make_unique<SqliteEventLog>(std::move(db), std::move(context), std::move(clock));
+}
+
+}  // namespace wow

@@ -1,0 +1,292 @@
+// The TimerStore on SQLite: one table per context and aggregate type of the owners, one row per
+// timer, keyed by owner and key. Puts and cancels are conditional on the stored version; a settle
+// is a conditional update (or delete) per change on the timer as it was loaded, all in one write
+// transaction. Due reads each registered table's partial index of PENDING and FIRING timers per
+// partition, and merges by (due_at, timer_id).
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "store/sqlite/codec.h"
+#include "store/sqlite/database.h"
+#include "wow/error.h"
+#include "wow/sqlite.h"
+
+namespace wow {
+namespace {
+
+using sqlite::Connection;
+using sqlite::Query;
+using sqlite::TableKind;
+
+constexpr const char* kColumns =
+    "owner_tenant_id, owner_id, key, partition, timer_id, version, due_at, target_context, "
+    "target_aggregate, target_tenant_id, target_id, command_type, body, rule, state, attempt";
+
+// Matches a stored timer to the loaded one: ?1..?3 its owner and key, ?4..?8 the loaded fields.
+constexpr const char* kAsLoaded =
+    " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3 AND timer_id = ?4 AND "
+    "version = ?5 AND state = ?6 AND attempt = ?7 AND due_at = ?8";
+
+TimerState StateFrom(std::string_view name) {
+  if (name == "PENDING") return TimerState::kPending;
+  if (name == "FIRING") return TimerState::kFiring;
+  if (name == "PARKED") return TimerState::kParked;
+  throw Error(ErrorCode::kDataLoss,
+              "stored timer state \"" + std::string(name) + "\" is unknown; the database is damaged");
+}
+
+bool DueFirst(const Timer& a, const Timer& b) {
+  return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
+}
+
+class SqliteTimerStore final : public TimerStore {
+ public:
+  SqliteTimerStore(std::shared_ptr<SqliteDatabase> db, std::string context, int partitions)
+      : db_(std::move(db)), context_(std::move(context)), partitions_(partitions) {
+    Require(db_ != nullptr, "a SQLite timer store needs a database");
+    ValidateTypeName(context_, "context");
+    Require(partitions_ >= 1 && partitions_ <= sqlite::kMaxPartitions,
+            "partition count must be 1 to " + std::to_string(sqlite::kMaxPartitions) + ", got " +
+                std::to_string(partitions_));
+    db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
+  }
+
+  bool Put(const Timer& timer) override {
+    ValidateTimer(timer);
+    const std::string rule = sqlite::EncodeRule(timer.rule);
+    bool put = false;
+    db_->Write([&](Connection& w) {
+      db_->EnsureTable(w, TableKind::kTimer, context_, timer.owner.aggregate);
+      Query q(w, "INSERT INTO " + Table(timer.owner.aggregate) + " (" + kColumns +
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                     "?16) ON CONFLICT (owner_tenant_id, owner_id, key) DO UPDATE SET "
+                     "partition = excluded.partition, timer_id = excluded.timer_id, "
+                     "version = excluded.version, due_at = excluded.due_at, "
+                     "target_context = excluded.target_context, "
+                     "target_aggregate = excluded.target_aggregate, "
+                     "target_tenant_id = excluded.target_tenant_id, "
+                     "target_id = excluded.target_id, command_type = excluded.command_type, "
+                     "body = excluded.body, rule = excluded.rule, state = excluded.state, "
+                     "attempt = excluded.attempt WHERE version <= excluded.version");
+      q.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
+      q.Bind(4, timer.partition).Bind(5, timer.timer_id).Bind(6, timer.version);
+      q.Bind(7, timer.due_at).Bind(8, timer.target.context).Bind(9, timer.target.aggregate);
+      q.Bind(10, timer.target.tenant_id).Bind(11, timer.target.id).Bind(12, timer.command_type);
+      q.Bind(13, timer.body).Bind(14, rule).Bind(15, TimerStateName(timer.state));
+      q.Bind(16, timer.attempt);
+      q.Run();
+      put = w.Changes() == 1;
+    });
+    return put;
+  }
+
+  bool Cancel(const AggregateRef& owner, const std::string& key, Version version) override {
+    ValidateOwnerKey(owner, key);
+    RequireVersion(version);
+    bool cancelled = false;
+    db_->Write([&](Connection& w) {
+      cancelled = false;
+      if (!db_->TableExists(w, TableName(owner.aggregate))) return;
+      Query(w, "DELETE FROM " + Table(owner.aggregate) +
+                   " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3 AND version <= ?4")
+          .Bind(1, owner.tenant_id)
+          .Bind(2, owner.id)
+          .Bind(3, key)
+          .Bind(4, version)
+          .Run();
+      cancelled = w.Changes() == 1;
+    });
+    return cancelled;
+  }
+
+  int CancelAll(const AggregateRef& owner, Version version) override {
+    ValidateOwner(owner);
+    RequireVersion(version);
+    int cancelled = 0;
+    db_->Write([&](Connection& w) {
+      cancelled = 0;
+      if (!db_->TableExists(w, TableName(owner.aggregate))) return;
+      Query(w, "DELETE FROM " + Table(owner.aggregate) +
+                   " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND version <= ?3")
+          .Bind(1, owner.tenant_id)
+          .Bind(2, owner.id)
+          .Bind(3, version)
+          .Run();
+      cancelled = w.Changes();
+    });
+    return cancelled;
+  }
+
+  std::optional<Timer> Find(const AggregateRef& owner, const std::string& key) override {
+    ValidateOwnerKey(owner, key);
+    return db_->Read([&](Connection& r) -> std::optional<Timer> {
+      if (!db_->TableExists(r, TableName(owner.aggregate))) return std::nullopt;
+      Query q(r, std::string("SELECT ") + kColumns + " FROM " + Table(owner.aggregate) +
+                     " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3");
+      q.Bind(1, owner.tenant_id).Bind(2, owner.id).Bind(3, key);
+      if (!q.Step()) return std::nullopt;
+      return ReadRow(q, owner.aggregate);
+    });
+  }
+
+  std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
+    for (int p : partitions) RequirePartition(p);
+    Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
+    return db_->Read([&](Connection& r) {
+      std::vector<Timer> due;
+      sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
+      for (const sqlite::RegisteredTable& table : db_->Tables(r, TableKind::kTimer, context_)) {
+        for (int p : partitions) {
+          Query q(r, std::string("SELECT ") + kColumns + " FROM " + sqlite::Quoted(table.name) +
+                         " WHERE partition = ?1 AND state <> 'PARKED' AND due_at <= ?2 "
+                         "ORDER BY due_at, timer_id LIMIT ?3");
+          q.Bind(1, p).Bind(2, until).Bind(3, limit);
+          while (q.Step()) due.push_back(ReadRow(q, table.aggregate));
+        }
+      }
+      snapshot.Commit();
+      const auto end = due.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(due));
+      std::partial_sort(due.begin(), end, due.end(), DueFirst);
+      due.erase(end, due.end());
+      return due;
+    });
+  }
+
+  std::vector<Timer> Parked(const AggregateRef& target) override {
+    ValidateRef(target);
+    return db_->Read([&](Connection& r) {
+      std::vector<Timer> parked;
+      sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
+      for (const sqlite::RegisteredTable& table : db_->Tables(r, TableKind::kTimer, context_)) {
+        Query q(r, std::string("SELECT ") + kColumns + " FROM " + sqlite::Quoted(table.name) +
+                       " WHERE state = 'PARKED' AND target_context = ?1 AND "
+                       "target_aggregate = ?2 AND target_tenant_id = ?3 AND target_id = ?4");
+        q.Bind(1, target.context).Bind(2, target.aggregate).Bind(3, target.tenant_id);
+        q.Bind(4, target.id);
+        while (q.Step()) parked.push_back(ReadRow(q, table.aggregate));
+      }
+      snapshot.Commit();
+      std::sort(parked.begin(), parked.end(), DueFirst);
+      return parked;
+    });
+  }
+
+  int Settle(const std::vector<TimerChange>& changes) override {
+    for (const TimerChange& change : changes) {
+      ValidateTimer(change.loaded);
+      Require(change.kind != TimerChange::Kind::kRearm ||
+                  change.loaded.state == TimerState::kParked,
+              "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
+                  ToString(change.loaded.owner) + " was loaded " +
+                  std::string(TimerStateName(change.loaded.state)));
+    }
+    if (changes.empty()) return 0;
+    int applied = 0;
+    db_->Write([&](Connection& w) {
+      applied = 0;
+      for (const TimerChange& change : changes) applied += Apply(w, change) ? 1 : 0;
+    });
+    return applied;
+  }
+
+ private:
+  bool Apply(Connection& w, const TimerChange& change) {
+    const Timer& t = change.loaded;
+    if (!db_->TableExists(w, TableName(t.owner.aggregate))) return false;
+    std::string set;
+    switch (change.kind) {
+      case TimerChange::Kind::kClaim: set = "SET state = 'FIRING', due_at = ?9"; break;
+      case TimerChange::Kind::kRetry:
+        set = "SET state = 'PENDING', due_at = ?9, attempt = attempt + 1";
+        break;
+      case TimerChange::Kind::kPark: set = "SET state = 'PARKED', attempt = attempt + 1"; break;
+      case TimerChange::Kind::kRearm: set = "SET state = 'PENDING', due_at = ?9"; break;
+      case TimerChange::Kind::kDone: break;
+    }
+    const std::string sql = set.empty()
+                                ? "DELETE FROM " + Table(t.owner.aggregate) + kAsLoaded
+                                : "UPDATE " + Table(t.owner.aggregate) + " " + set + kAsLoaded;
+    Query q(w, sql);
+    q.Bind(1, t.owner.tenant_id).Bind(2, t.owner.id).Bind(3, t.key).Bind(4, t.timer_id);
+    q.Bind(5, t.version).Bind(6, TimerStateName(t.state)).Bind(7, t.attempt).Bind(8, t.due_at);
+    if (sql.find("?9") != std::string::npos) q.Bind(9, change.new_due_at);
+    q.Run();
+    return w.Changes() == 1;
+  }
+
+  Timer ReadRow(const Query& q, const std::string& aggregate) const {
+    Timer t;
+    t.owner = {context_, aggregate, q.Text(0), q.Text(1)};
+    t.key = q.Text(2);
+    t.partition = static_cast<int>(q.Int(3));
+    t.timer_id = q.Text(4);
+    t.version = q.Int(5);
+    t.due_at = q.Int(6);
+    t.target = {q.Text(7), q.Text(8), q.Text(9), q.Text(10)};
+    t.command_type = q.Text(11);
+    t.body = q.Text(12);
+    t.rule = sqlite::DecodeRule(q.TextView(13));
+    t.state = StateFrom(q.TextView(14));
+    t.attempt = static_cast<int>(q.Int(15));
+    return t;
+  }
+
+  std::string TableName(const std::string& aggregate) const {
+    return sqlite::TableName(TableKind::kTimer, context_, aggregate);
+  }
+  std::string Table(const std::string& aggregate) const {
+    return sqlite::Quoted(TableName(aggregate));
+  }
+
+  static void RequireVersion(Version version) {
+    Require(version >= kUnversioned, "timer version " + std::to_string(version) +
+                                         " is below UNVERSIONED (" +
+                                         std::to_string(kUnversioned) + ")");
+  }
+
+  void RequirePartition(int partition) const {
+    Require(partition >= 0 && partition < partitions_,
+            "partition " + std::to_string(partition) + " is out of range [0, " +
+                std::to_string(partitions_) + ")");
+  }
+
+  void ValidateOwner(const AggregateRef& owner) const {
+    ValidateRef(owner);
+    Require(owner.context == context_,
+            "timer owner " + ToString(owner) + " is not of this store's context " + context_);
+  }
+
+  void ValidateOwnerKey(const AggregateRef& owner, const std::string& key) const {
+    ValidateOwner(owner);
+    Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+  }
+
+  void ValidateTimer(const Timer& t) const {
+    ValidateOwnerKey(t.owner, t.key);
+    const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
+    RequirePartition(t.partition);
+    Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions_),
+            what + " is not in its owner's partition");
+    RequireVersion(t.version);
+    Require(!t.timer_id.empty(), what + " has no timer id");
+    ValidateRef(t.target);
+    Require(!t.command_type.empty(), what + " has no command type");
+    Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
+    Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
+    Require(t.attempt >= 0, what + " has a negative attempt");
+  }
+
+  const std::shared_ptr<SqliteDatabase> db_;
+  const std::string context_;
+  const int partitions_;
+};
+
+}  // namespace
+
+std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
+                                                std::string context, int partitions) {
+  return std::make_unique<SqliteTimerStore>(std::move(db), std::move(context), partitions);
+}
+
+}  // namespace wow
