@@ -1,0 +1,213 @@
+// The catalog's behaviour, one test per statement of seed 004, with aggregateSpec (no database).
+#include <gtest/gtest.h>
+
+#include "catalog.h"
+#include "wow/testing/aggregate_spec.h"
+
+namespace eshop {
+namespace {
+
+using wow::AggregateRef;
+using wow::ReservationTenancy;
+using wow::testing::AggregateSpec;
+
+AggregateRef Brand(const std::string& id, const std::string& tenant = "t1") {
+  return {std::string(kContext), "brand", tenant, id};
+}
+
+class BrandSpec : public ::testing::Test {
+ protected:
+  AggregateSpec<Named> spec_{BrandType(), Brand("b1")};
+};
+
+TEST_F(BrandSpec, CreateReservesTheNamesKey) {
+  spec_.When(CreateBrand{"Contoso"}).ExpectEvents(BrandCreated{"Contoso"});
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  const auto r = spec_.reservations().Find(wow::DecideScope::ScopeOf(spec_.self(), kBrandNames,
+                                                                     ReservationTenancy::kTenant),
+                                           "contoso");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, wow::ReservationState::kConfirmed) << "confirmed once the events appended";
+  EXPECT_EQ(r->version, 1);
+}
+
+TEST_F(BrandSpec, CreateTrimsTheName) {
+  spec_.When(CreateBrand{"  Contoso \t"}).ExpectEvents(BrandCreated{"Contoso"});
+  spec_.ExpectState(Named{"Contoso"});
+}
+
+TEST_F(BrandSpec, BlankNameIsRejected) {
+  spec_.When(CreateBrand{"  \t "}).ExpectRejection(rejections::kBlankName);
+  EXPECT_EQ(spec_.version(), 0);
+}
+
+TEST_F(BrandSpec, NameAnotherBrandHoldsIsRejectedAsTaken) {
+  spec_.GivenReservation(kBrandNames, "contoso")
+      .When(CreateBrand{" CONTOSO "})
+      .ExpectRejection(rejections::kNameTaken);
+  EXPECT_EQ(spec_.result()->message, "Another brand is named \"CONTOSO\".");
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "contoso"));
+  EXPECT_EQ(spec_.version(), 0) << "a rejection appends nothing";
+}
+
+TEST_F(BrandSpec, SpellingsDifferingInCaseAndSpaceAreOneKey) {
+  EXPECT_EQ(NameKey("Contoso"), NameKey(" contoso "));
+  EXPECT_EQ(NameKey("CONTOSO\t"), "contoso");
+}
+
+TEST_F(BrandSpec, NonAsciiNamesLowerCaseToOneKey) {
+  EXPECT_EQ(NameKey("ÄPFEL"), NameKey("äpfel"));
+  EXPECT_EQ(NameKey("ÄPFEL"), "äpfel");
+  EXPECT_EQ(NameKey("ΣΟΦΊΑ"), NameKey("σοφία"));
+  EXPECT_EQ(NameKey("A\u0308pfel"), NameKey("Äpfel")) << "composed and decomposed are one name";
+  spec_.GivenReservation(kBrandNames, "äpfel").When(CreateBrand{"ÄPFEL"}).ExpectRejection(
+      rejections::kNameTaken);
+}
+
+TEST_F(BrandSpec, RenameReservesTheNewKeyAndReleasesTheOldOne) {
+  spec_.GivenCommand(CreateBrand{"Contoso"})
+      .When(RenameBrand{"Fabrikam"})
+      .ExpectEvents(BrandRenamed{"Fabrikam"});
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "fabrikam"));
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "contoso"));
+}
+
+TEST_F(BrandSpec, ANewSpellingOfTheSameNameKeepsItsKey) {
+  spec_.GivenCommand(CreateBrand{"Contoso"})
+      .When(RenameBrand{"CONTOSO"})
+      .ExpectEvents(BrandRenamed{"CONTOSO"});
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.ExpectState(Named{"CONTOSO"});
+}
+
+TEST_F(BrandSpec, RenameToTheSameNameIsANoOp) {
+  spec_.GivenCommand(CreateBrand{"Contoso"}).When(RenameBrand{" Contoso "}).ExpectNoOp();
+  EXPECT_EQ(spec_.version(), 1);
+}
+
+TEST_F(BrandSpec, ARejectedRenameReleasesNothing) {
+  spec_.GivenCommand(CreateBrand{"Contoso"})
+      .GivenReservation(kBrandNames, "fabrikam")
+      .When(RenameBrand{"Fabrikam"})
+      .ExpectRejection(rejections::kNameTaken);
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso")) << "the release is committed with the events";
+}
+
+TEST_F(BrandSpec, DeleteKeepsTheKeys) {
+  spec_.GivenCommand(CreateBrand{"Contoso"}).When(wow::DeleteAggregate{});
+  ASSERT_TRUE(spec_.result());
+  EXPECT_EQ(spec_.result()->kind, wow::CommandResult::Kind::kAccepted);
+  EXPECT_TRUE(spec_.deleted());
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  const auto other = spec_.Send(Brand("b2"), CreateBrand{"contoso"});
+  EXPECT_EQ(other.code, rejections::kNameTaken) << "a deleted brand still holds its name";
+}
+
+TEST_F(BrandSpec, ADeletedBrandRefusesCommandsUntilRestored) {
+  spec_.GivenCommand(CreateBrand{"Contoso"}).GivenCommand(wow::DeleteAggregate{});
+  spec_.When(RenameBrand{"Fabrikam"}).ExpectRejection("AGGREGATE_DELETED");
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "fabrikam")) << "the refused attempt holds nothing";
+}
+
+TEST_F(BrandSpec, RestoreFindsTheKeysStillHeld) {
+  spec_.GivenCommand(CreateBrand{"Contoso"}).GivenCommand(wow::DeleteAggregate{});
+  spec_.When(wow::RestoreAggregate{});
+  ASSERT_TRUE(spec_.result());
+  EXPECT_EQ(spec_.result()->kind, wow::CommandResult::Kind::kAccepted);
+  EXPECT_FALSE(spec_.deleted());
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.When(RenameBrand{"Contoso Ltd"}).ExpectEvents(BrandRenamed{"Contoso Ltd"});
+}
+
+TEST_F(BrandSpec, ADeleteThatGivesTheKeyUpReleasesItInTheAggregatesOwnCommandFirst) {
+  // The catalog's way to give a name up before a delete: rename the brand away from it.
+  spec_.GivenCommand(CreateBrand{"Contoso"}).GivenCommand(RenameBrand{"Contoso (retired)"});
+  spec_.When(wow::DeleteAggregate{});
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "contoso"));
+  EXPECT_EQ(spec_.Send(Brand("b2"), CreateBrand{"Contoso"}).kind,
+            wow::CommandResult::Kind::kAccepted);
+}
+
+TEST_F(BrandSpec, AnotherTenantMayHoldTheSameKey) {
+  spec_.When(CreateBrand{"Contoso"}).ExpectEvents(BrandCreated{"Contoso"});
+  EXPECT_EQ(spec_.Send(Brand("b9", "t2"), CreateBrand{"Contoso"}).kind,
+            wow::CommandResult::Kind::kAccepted);
+  EXPECT_EQ(spec_.Send(Brand("b3", "t1"), CreateBrand{"Contoso"}).code, rejections::kNameTaken);
+}
+
+TEST_F(BrandSpec, ABrandAndACategoryMayShareAName) {
+  AggregateSpec<Named> category(CategoryType(), {std::string(kContext), "category", "t1", "c1"});
+  spec_.When(CreateBrand{"Contoso"}).ExpectEvents(BrandCreated{"Contoso"});
+  category.When(CreateCategory{"Contoso"}).ExpectEvents(CategoryCreated{"Contoso"});
+  EXPECT_TRUE(category.Holds(kCategoryNames, "contoso"));
+}
+
+TEST_F(BrandSpec, CreateTwiceIsRejected) {
+  spec_.GivenCommand(CreateBrand{"Contoso"})
+      .When(CreateBrand{"Other"})
+      .ExpectRejection(rejections::kAlreadyCreated);
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "other"));
+}
+
+TEST_F(BrandSpec, ARepeatedRequestIdReturnsTheOriginalOutcomeAndAppendsNothing) {
+  spec_.When(CreateBrand{"Contoso"}, "request-1").ExpectEvents(BrandCreated{"Contoso"});
+  spec_.When(CreateBrand{"Contoso"}, "request-1");
+  ASSERT_TRUE(spec_.result());
+  EXPECT_EQ(spec_.result()->kind, wow::CommandResult::Kind::kDuplicate);
+  EXPECT_EQ(spec_.result()->version, 1);
+  EXPECT_EQ(spec_.version(), 1);
+}
+
+TEST_F(BrandSpec, GivenEventsAndGivenStateSetTheHistory) {
+  spec_.Given(BrandCreated{"Contoso"}, BrandRenamed{"Fabrikam"}).ExpectState(Named{"Fabrikam"});
+  AggregateSpec<Named> given_state(BrandType(), Brand("b5"));
+  given_state.GivenState(Named{"Northwind"}).When(RenameBrand{"Northwind"}).ExpectNoOp();
+}
+
+TEST_F(BrandSpec, AnOverLongNameIsRejected) {
+  spec_.When(CreateBrand{std::string(kMaxNameBytes + 1, 'x')})
+      .ExpectRejection(rejections::kNameTooLong);
+}
+
+// SYSTEM tenancy: a key unique across the context's tenants (seed 004). The catalog reserves
+// per tenant; this aggregate reserves its code across tenants.
+struct ClaimCode {
+  static constexpr std::string_view kType = "test.ClaimCode";
+  std::string code;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClaimCode, code)
+struct CodeClaimed {
+  static constexpr std::string_view kType = "test.CodeClaimed";
+  std::string code;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CodeClaimed, code)
+
+std::shared_ptr<const wow::AggregateType<Named>> CouponType() {
+  auto type = std::make_shared<wow::AggregateType<Named>>("coupon");
+  type->Apply<CodeClaimed>([](Named& s, const CodeClaimed& e) { s.name = e.code; })
+      .Decide<ClaimCode>([](const Named&, const ClaimCode& c, wow::DecideScope& scope) {
+        if (!scope.Reserve("shop.coupon-code", c.code, ReservationTenancy::kSystem)) {
+          return wow::Decision::Reject("CODE_TAKEN", "taken in some tenant");
+        }
+        return wow::Decision::Events(CodeClaimed{c.code});
+      });
+  return type;
+}
+
+TEST(SystemTenancy, SpansTheContextsTenants) {
+  AggregateSpec<Named> spec(CouponType(), {"shop", "coupon", "t1", "c1"});
+  spec.When(ClaimCode{"WELCOME"}).ExpectEvents(CodeClaimed{"WELCOME"});
+  EXPECT_TRUE(spec.Holds("shop.coupon-code", "WELCOME", ReservationTenancy::kSystem));
+  EXPECT_EQ(spec.Send(AggregateRef{"shop", "coupon", "t2", "c2"}, ClaimCode{"WELCOME"}).code,
+            "CODE_TAKEN");
+}
+
+TEST(SystemTenancy, GivenReservationInTheSystemTenantRejects) {
+  AggregateSpec<Named> spec(CouponType(), {"shop", "coupon", "t1", "c1"});
+  spec.GivenReservation("shop.coupon-code", "WELCOME", ReservationTenancy::kSystem)
+      .When(ClaimCode{"WELCOME"})
+      .ExpectRejection("CODE_TAKEN");
+}
+
+}  // namespace
+}  // namespace eshop
