@@ -1,0 +1,386 @@
+// The command processor and the subscriptions end to end (DESIGN §4), over every backend.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <thread>
+
+#include "catalog.h"
+#include "support/temp_dir.h"
+#include "wow/command_processor.h"
+#include "wow/error.h"
+#include "wow/store_wrappers.h"
+#include "wow/subscription.h"
+#ifdef WOW_HAVE_SQLITE
+#include "wow/sqlite.h"
+#endif
+
+namespace wow {
+namespace {
+
+using eshop::CreateBrand;
+using eshop::RenameBrand;
+using std::chrono::milliseconds;
+
+struct Stores {
+  std::shared_ptr<EventLog> log;
+  std::shared_ptr<ReservationStore> reservations;
+  std::shared_ptr<TimerStore> timers;
+};
+
+struct RuntimeBackend {
+  std::string name;
+  std::function<Stores(const testing_support::TempDir&, std::shared_ptr<const Clock>)> make;
+};
+
+std::vector<RuntimeBackend> Backends() {
+  std::vector<RuntimeBackend> backends;
+  backends.push_back({"Memory", [](const testing_support::TempDir&, std::shared_ptr<const Clock> clock) {
+                        return Stores{NewMemoryEventLog(std::string(eshop::kContext), clock),
+                                      NewMemoryReservationStore(clock),
+                                      NewMemoryTimerStore(std::string(eshop::kContext), 4)};
+                      }});
+#ifdef WOW_HAVE_SQLITE
+  backends.push_back({"Sqlite", [](const testing_support::TempDir& dir,
+                                   std::shared_ptr<const Clock> clock) {
+                        auto db = OpenSqliteDatabase(dir.File("runtime.db"));
+                        return Stores{NewSqliteEventLog(db, std::string(eshop::kContext), clock),
+                                      NewSqliteReservationStore(db, clock),
+                                      NewSqliteTimerStore(db, std::string(eshop::kContext), 4)};
+                      }});
+#endif
+  return backends;
+}
+
+AggregateRef Brand(const std::string& id, const std::string& tenant = "t1") {
+  return {std::string(eshop::kContext), "brand", tenant, id};
+}
+
+ReservationScope BrandNames(const std::string& tenant = "t1") {
+  return {std::string(eshop::kContext), "brand", tenant, std::string(eshop::kBrandNames)};
+}
+
+constexpr milliseconds kTtl{30'000};
+
+class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
+ protected:
+  void SetUp() override {
+    stores_ = GetParam().make(dir_, clock_);
+    stores_.log->Create(4);
+  }
+
+  // A processor over `log` and `reservations` (the test's stores unless a wrapper is given).
+  std::unique_ptr<CommandProcessor> Processor(std::shared_ptr<EventLog> log = nullptr,
+                                              std::shared_ptr<ReservationStore> reservations = nullptr) {
+    auto processor = std::make_unique<CommandProcessor>(
+        log ? log : stores_.log, reservations ? reservations : stores_.reservations, clock_,
+        CommandProcessorOptions{.reservation_ttl = kTtl, .max_attempts = 8, .workers = 4});
+    processor->Register(eshop::BrandType());
+    processor->Register(eshop::CategoryType());
+    return processor;
+  }
+
+  std::optional<Reservation> Key(const std::string& key) {
+    return stores_.reservations->Find(BrandNames(), key);
+  }
+
+  // The reservation subscription, caught up with the log.
+  int CatchUpReservations() {
+    SubscriptionRunner runner(stores_.log, {NewReservationSubscription(stores_.reservations)});
+    return runner.CatchUp();
+  }
+
+  testing_support::TempDir dir_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  Stores stores_;
+};
+
+TEST_P(Runtime, ConcurrentCreatesOfOneNameInManySpellingsCreateExactlyOneBrand) {
+  auto processor = Processor();
+  const std::vector<std::string> spellings = {"Contoso", " contoso", "CONTOSO ", "cOnToSo",
+                                              "\tContoso\t", "contoso"};
+  constexpr int kThreads = 32;
+  std::barrier start(kThreads);
+  std::atomic<int> accepted{0};
+  std::atomic<int> taken{0};
+  std::vector<std::jthread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      const CommandResult result =
+          processor->Process(Brand("b" + std::to_string(i)),
+                             CommandMessage::Of(CreateBrand{spellings[i % spellings.size()]}));
+      if (result.kind == CommandResult::Kind::kAccepted) ++accepted;
+      if (result.code == eshop::rejections::kNameTaken) ++taken;
+    });
+  }
+  threads.clear();
+  EXPECT_EQ(accepted.load(), 1);
+  EXPECT_EQ(taken.load(), kThreads - 1);
+  const auto keys = stores_.reservations->List(BrandNames(), "", 100);
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].key, "contoso");
+  EXPECT_EQ(keys[0].state, ReservationState::kConfirmed);
+  int brands = 0;
+  for (int p = 0; p < 4; ++p) brands += static_cast<int>(stores_.log->ReadAfter(p, 0, 100).size());
+  EXPECT_EQ(brands, 1);
+}
+
+TEST_P(Runtime, ReplayedReleasesOfARenameChainKeepTheKeyALaterFactConfirmed) {
+  auto processor = Processor();
+  const AggregateRef brand = Brand("b1");
+  ASSERT_EQ(processor->Process(brand, CommandMessage::Of(CreateBrand{"Alpha"})).version, 1);
+  ASSERT_EQ(processor->Process(brand, CommandMessage::Of(RenameBrand{"Beta"})).version, 2);
+  ASSERT_EQ(processor->Process(brand, CommandMessage::Of(RenameBrand{"Alpha"})).version, 3);
+  ASSERT_TRUE(Key("alpha"));
+  EXPECT_EQ(Key("alpha")->version, 3);
+  EXPECT_FALSE(Key("beta"));
+
+  // The subscription replays every stream from the start: v2's release of "alpha" is old.
+  EXPECT_EQ(CatchUpReservations(), 3);
+  ASSERT_TRUE(Key("alpha"));
+  EXPECT_EQ(Key("alpha")->owner, brand);
+  EXPECT_EQ(Key("alpha")->state, ReservationState::kConfirmed);
+  EXPECT_EQ(Key("alpha")->version, 3);
+  EXPECT_FALSE(Key("beta")) << "v3 released beta after v2's replayed confirm";
+}
+
+// A reservation store that fails every Confirm and Release: a process that stops between its
+// append and its confirmation.
+class StopsBeforeConfirming : public ReservationStoreWrapper {
+ public:
+  using ReservationStoreWrapper::ReservationStoreWrapper;
+  bool Confirm(const ReservationScope&, const std::string&, const AggregateRef&, Version) override {
+    throw Error(ErrorCode::kUnavailable, "the process stopped");
+  }
+  bool Release(const ReservationScope&, const std::string&, const AggregateRef&, Version) override {
+    throw Error(ErrorCode::kUnavailable, "the process stopped");
+  }
+};
+
+TEST_P(Runtime, AProcessStoppedBetweenAppendAndConfirmLosesNoKey) {
+  auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
+  const CommandResult created =
+      Processor(nullptr, crashing)->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
+  ASSERT_EQ(created.kind, CommandResult::Kind::kAccepted);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kPending) << "never confirmed";
+
+  EXPECT_EQ(CatchUpReservations(), 1);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+  EXPECT_EQ(Key("contoso")->version, 1);
+
+  clock_->Advance(kTtl * 10);
+  EXPECT_EQ(Processor()->Process(Brand("b2"), CommandMessage::Of(CreateBrand{"contoso"})).code,
+            eshop::rejections::kNameTaken);
+}
+
+TEST_P(Runtime, TheSubscriptionConfirmsAKeyWhoseExpiredPendingWasTheOwners) {
+  auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
+  ASSERT_EQ(Processor(nullptr, crashing)
+                ->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}))
+                .kind,
+            CommandResult::Kind::kAccepted);
+  clock_->Advance(kTtl * 2);  // the pending reservation expired before the subscription ran
+  EXPECT_EQ(CatchUpReservations(), 1);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+}
+
+// A log whose every append meets a version conflict.
+class AlwaysConflicts : public EventLogWrapper {
+ public:
+  using EventLogWrapper::EventLogWrapper;
+  AppendResult Append(const Stream&) override {
+    ++appends;
+    return AppendResult::Conflict();
+  }
+  std::atomic<int> appends{0};
+};
+
+TEST_P(Runtime, AVersionConflictDecidesAgainBoundedThenFailsClearly) {
+  auto log = std::make_shared<AlwaysConflicts>(stores_.log);
+  auto processor = Processor(log);
+  try {
+    processor->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
+    FAIL() << "no error after endless conflicts";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kAborted);
+    EXPECT_NE(std::string(e.what()).find("version conflict"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(log->appends.load(), 8) << "one append per decision, max_attempts decisions";
+  EXPECT_FALSE(Key("contoso")) << "every attempt abandoned its hold";
+}
+
+// A log that appends, or not, then answers that the outcome is unknown.
+class UnknownOutcome : public EventLogWrapper {
+ public:
+  UnknownOutcome(std::shared_ptr<EventLog> log, bool lands)
+      : EventLogWrapper(std::move(log)), lands_(lands) {}
+  AppendResult Append(const Stream& stream) override {
+    if (lands_) target().Append(stream);
+    return AppendResult::Unknown("the connection was lost");
+  }
+
+ private:
+  bool lands_;
+};
+
+TEST_P(Runtime, AnUnknownOutcomeAbandonsNothingAndAKeyThatDidNotLandExpires) {
+  auto processor = Processor(std::make_shared<UnknownOutcome>(stores_.log, false));
+  const CommandResult result =
+      processor->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
+  EXPECT_EQ(result.kind, CommandResult::Kind::kUnknown);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kPending) << "not abandoned";
+  EXPECT_EQ(Processor()->Process(Brand("b2"), CommandMessage::Of(CreateBrand{"Contoso"})).code,
+            eshop::rejections::kNameTaken);
+  clock_->Advance(kTtl);
+  EXPECT_EQ(CatchUpReservations(), 0);
+  EXPECT_EQ(Processor()->Process(Brand("b2"), CommandMessage::Of(CreateBrand{"Contoso"})).kind,
+            CommandResult::Kind::kAccepted);
+}
+
+TEST_P(Runtime, AnUnknownOutcomeThatLandedIsConfirmedFromTheLog) {
+  auto processor = Processor(std::make_shared<UnknownOutcome>(stores_.log, true));
+  EXPECT_EQ(processor->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"})).kind,
+            CommandResult::Kind::kUnknown);
+  EXPECT_EQ(CatchUpReservations(), 1);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+  EXPECT_EQ(Key("contoso")->owner, Brand("b1"));
+}
+
+// A brand type whose decide function reserves, then throws.
+struct Explode {
+  static constexpr std::string_view kType = "test.Explode";
+};
+void to_json(nlohmann::json& json, const Explode&) { json = nlohmann::json::object(); }
+void from_json(const nlohmann::json&, Explode&) {}
+
+TEST_P(Runtime, ADecideFunctionThatThrowsAbandonsItsHolds) {
+  auto type = std::make_shared<AggregateType<eshop::Named>>("gadget");
+  type->Decide<Explode>([](const eshop::Named&, const Explode&, DecideScope& scope) -> Decision {
+    EXPECT_TRUE(scope.Reserve("test.gadget-name", "boom"));
+    throw std::runtime_error("the decide function failed");
+  });
+  CommandProcessor processor(stores_.log, stores_.reservations, clock_);
+  processor.Register(type);
+  const AggregateRef gadget{std::string(eshop::kContext), "gadget", "t1", "g1"};
+  EXPECT_THROW(processor.Process(gadget, CommandMessage::Of(Explode{})), std::runtime_error);
+  EXPECT_FALSE(stores_.reservations->Find(
+      {std::string(eshop::kContext), "gadget", "t1", "test.gadget-name"}, "boom"));
+  EXPECT_EQ(stores_.log->Read(gadget, 1, kAnyVersion).size(), 0u);
+}
+
+// A log that counts the conflicts its appends meet.
+class CountsConflicts : public EventLogWrapper {
+ public:
+  using EventLogWrapper::EventLogWrapper;
+  AppendResult Append(const Stream& stream) override {
+    AppendResult result = target().Append(stream);
+    if (result.kind() == AppendResult::Kind::kConflict) ++conflicts;
+    return result;
+  }
+  std::atomic<int> conflicts{0};
+};
+
+TEST_P(Runtime, ConcurrentCommandsOfOneAggregateRunOneAtATime) {
+  auto log = std::make_shared<CountsConflicts>(stores_.log);
+  auto processor = Processor(log);
+  ASSERT_EQ(processor->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Name 0"})).kind,
+            CommandResult::Kind::kAccepted);
+  std::vector<std::future<CommandResult>> results;
+  for (int i = 1; i <= 40; ++i) {
+    results.push_back(processor->Submit(Brand("b1"),
+                                        CommandMessage::Of(RenameBrand{"Name " + std::to_string(i)})));
+  }
+  for (auto& result : results) EXPECT_EQ(result.get().kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(log->conflicts.load(), 0) << "serialised per aggregate, no decision raced another";
+  EXPECT_EQ(processor->Load(Brand("b1")).version, 41);
+}
+
+TEST_P(Runtime, BadCommandsAreRefusedAndWriteNothing) {
+  auto processor = Processor();
+  EXPECT_THROW(processor->Process({"other-context", "brand", "t1", "b1"},
+                                  CommandMessage::Of(CreateBrand{"x"})),
+               Error);
+  EXPECT_THROW(processor->Process({std::string(eshop::kContext), "unknown", "t1", "b1"},
+                                  CommandMessage::Of(CreateBrand{"x"})),
+               Error);
+  EXPECT_THROW(processor->Process(Brand("b1"), CommandMessage{"eshop.Nope", {}}), Error);
+  EXPECT_THROW(processor->Process(Brand("b1"), CommandMessage{"eshop.CreateBrand", {{"name", 5}}}),
+               Error);
+  for (int p = 0; p < 4; ++p) EXPECT_EQ(stores_.log->Head(p), 0);
+  EXPECT_TRUE(stores_.reservations->List(BrandNames(), "", 10).empty());
+}
+
+// An aggregate that sets and cancels timers.
+struct Remind {
+  static constexpr std::string_view kType = "test.Remind";
+  std::string key;
+  bool cancel = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Remind, key, cancel)
+struct Reminded {
+  static constexpr std::string_view kType = "test.Reminded";
+  std::string key;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Reminded, key)
+
+TEST_P(Runtime, TheTimerSubscriptionAppliesTimerFacts) {
+  auto type = std::make_shared<AggregateType<eshop::Named>>("reminder");
+  type->Apply<Reminded>([](eshop::Named&, const Reminded&) {})
+      .Decide<Remind>([](const eshop::Named&, const Remind& c, DecideScope& scope) {
+        if (c.cancel) {
+          scope.Cancel(c.key);
+        } else {
+          scope.Schedule(c.key, scope.Now() + 60'000, scope.self(), Remind{c.key, true});
+        }
+        return Decision::Events(Reminded{c.key});
+      });
+  CommandProcessor processor(stores_.log, stores_.reservations, clock_);
+  processor.Register(type);
+  const AggregateRef reminder{std::string(eshop::kContext), "reminder", "t1", "r1"};
+  ASSERT_EQ(processor.Process(reminder, CommandMessage::Of(Remind{"daily"})).kind,
+            CommandResult::Kind::kAccepted);
+  SubscriptionRunner runner(stores_.log, {NewTimerSubscription(stores_.timers, 4)});
+  EXPECT_EQ(runner.CatchUp(), 1);
+  auto timer = stores_.timers->Find(reminder, "daily");
+  ASSERT_TRUE(timer);
+  EXPECT_EQ(timer->due_at, clock_->NowMillis() + 60'000);
+  EXPECT_EQ(timer->version, 1);
+  EXPECT_EQ(timer->command_type, Remind::kType);
+  EXPECT_EQ(nlohmann::json::parse(timer->body)["cancel"], true);
+
+  ASSERT_EQ(processor.Process(reminder, CommandMessage::Of(Remind{"daily", true})).kind,
+            CommandResult::Kind::kAccepted);
+  EXPECT_EQ(runner.CatchUp(), 1);
+  EXPECT_FALSE(stores_.timers->Find(reminder, "daily"));
+}
+
+TEST_P(Runtime, AStartedRunnerConfirmsKeysInTheBackground) {
+  auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
+  SubscriptionRunner runner(stores_.log, {NewReservationSubscription(stores_.reservations)},
+                            {.node = "n1", .lease_ttl = milliseconds(300)});
+  runner.Start();
+  ASSERT_EQ(Processor(nullptr, crashing)
+                ->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}))
+                .kind,
+            CommandResult::Kind::kAccepted);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline &&
+         Key("contoso").value_or(Reservation{}).state != ReservationState::kConfirmed) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  runner.Stop();
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Runtime, ::testing::ValuesIn(Backends()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace wow
