@@ -33,8 +33,8 @@ AggregateRef Ref(const std::string& id, const std::string& aggregate = "brand",
 
 // A valid stream of `ref` at `version`, with a request id and transport of its own.
 Stream MakeStream(const AggregateRef& ref, Version version) {
-  const std::string name = ref.aggregate + "/" + ref.tenant_id + "/" + ref.id + "@" +
-                           std::to_string(version);
+  const std::string name =
+      ref.aggregate + "/" + ref.tenant_id + "/" + ref.id + "@" + std::to_string(version);
   Stream stream;
   stream.ref = ref;
   stream.version = version;

@@ -58,9 +58,7 @@ class MemoryEventLog final : public EventLog {
     return PartitionCount();
   }
 
-  AppendResult Append(const Stream& stream) override {
-    return AppendAll({stream}).front();
-  }
+  AppendResult Append(const Stream& stream) override { return AppendAll({stream}).front(); }
 
   std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {
     std::vector<AppendResult> results;
@@ -171,8 +169,8 @@ class MemoryEventLog final : public EventLog {
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
     Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0, "lease ttl must be positive, got " + std::to_string(ttl.count()) +
-                                 " ms");
+    Require(ttl.count() > 0,
+            "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
     std::lock_guard lock(mutex_);
     std::optional<Lease>& lease = PartitionLocked(partition).lease;
     const EpochMillis now = clock_->NowMillis();
@@ -239,16 +237,16 @@ class MemoryEventLog final : public EventLog {
 
   void RequireCreated() const {
     if (partitions_.empty()) {
-      throw Error(ErrorCode::kFailedPrecondition, "event log of context \"" + context_ +
-                                                      "\" is not created; call Create first");
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" is not created; call Create first");
     }
   }
 
   void RequireOwnRef(const AggregateRef& ref) const {
     RequireCreated();
     ValidateRef(ref);
-    Require(ref.context == context_, "aggregate " + ToString(ref) + " is not of context \"" +
-                                         context_ + "\"");
+    Require(ref.context == context_,
+            "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"");
   }
 
   Partition& PartitionLocked(int partition) {
