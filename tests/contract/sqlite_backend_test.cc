@@ -1,0 +1,37 @@
+// The contract suites over the SQLite stores, each test on a fresh database file in its own
+// directory. The stores of one test share nothing; synchronous=NORMAL keeps the suites fast (the
+// contracts are about semantics; durability is tested in tests/sqlite).
+#include "contract/backends.h"
+#include "wow/sqlite.h"
+
+namespace wow::contract {
+namespace {
+
+std::shared_ptr<SqliteDatabase> OpenIn(const BackendEnv& env) {
+  SqliteOptions options;
+  options.synchronous = SqliteOptions::Synchronous::kNormal;
+  return OpenSqliteDatabase(env.dir->File("wow.db"), options);
+}
+
+Backend SqliteBackend() {
+  return Backend{
+      "Sqlite",
+      [](const BackendEnv& env) { return NewSqliteReservationStore(OpenIn(env), env.clock); },
+      [](const BackendEnv& env, const std::string& context) {
+        return NewSqliteEventLog(OpenIn(env), context, env.clock);
+      },
+      [](const BackendEnv& env, const std::string& context, int partitions) {
+        return NewSqliteTimerStore(OpenIn(env), context, partitions);
+      },
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreContract, ::testing::Values(SqliteBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Sqlite, EventLogContract, ::testing::Values(SqliteBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Sqlite, TimerStoreContract, ::testing::Values(SqliteBackend()),
+                         BackendName());
+
+}  // namespace
+}  // namespace wow::contract
