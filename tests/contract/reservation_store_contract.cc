@@ -328,7 +328,7 @@ TEST_P(ReservationStoreContract, ReleaseOfAnOldFactReplayedKeepsAKeyALaterFactCo
   auto apply_facts = [&] {
     EXPECT_TRUE(store_->Confirm(kScope, "a", kAlice, 1));
     EXPECT_TRUE(store_->Confirm(kScope, "b", kAlice, 2));
-    store_->Release(kScope, "a", kAlice, 2);
+    store_->Release(kScope, "a", kAlice, 2);  // true the first time; false once v3 confirmed "a"
     EXPECT_TRUE(store_->Confirm(kScope, "a", kAlice, 3));
     EXPECT_TRUE(store_->Release(kScope, "b", kAlice, 3));
   };
