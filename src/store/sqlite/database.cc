@@ -255,8 +255,12 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
       total += queued->weight;
     }
     lock.unlock();
-    RunBatch(batch);
+    const bool committed = RunBatch(batch);
     lock.lock();
+    if (committed) {
+      ++write_stats_.transactions;
+      write_stats_.works += batch.size();
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
       WriteRequest* finished = write_queue_.front();
       write_queue_.pop_front();
@@ -286,7 +290,7 @@ bool EndsTransaction(const sqlite::SqliteFailure& failure) {
 
 }  // namespace
 
-void SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
+bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
   Connection& w = *writer_;
   try {
     sqlite::Transaction tx(w, sqlite::Transaction::Kind::kWrite);
@@ -308,6 +312,7 @@ void SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
       }
     }
     tx.Commit();
+    return true;
   } catch (const sqlite::SqliteFailure& failure) {
     for (WriteRequest* request : batch) request->error = std::make_exception_ptr(failure);
   } catch (const Error& error) {
@@ -316,6 +321,17 @@ void SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
     const std::exception_ptr error = std::current_exception();
     for (WriteRequest* request : batch) request->error = error;
   }
+  return false;
+}
+
+SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
+  std::lock_guard lock(write_mutex_);
+  return write_stats_;
+}
+
+size_t SqliteDatabase::queued_writes() const {
+  std::lock_guard lock(write_mutex_);
+  return write_queue_.size();
 }
 
 // ---- reads -----------------------------------------------------------------------------------

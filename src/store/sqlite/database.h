@@ -104,6 +104,16 @@ class SqliteDatabase {
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
 
+  // How many write transactions this database committed, and the works (Write calls) they held:
+  // works / transactions is the group commit's batch size. For tests and benchmarks.
+  struct WriteStats {
+    std::uint64_t transactions = 0;
+    std::uint64_t works = 0;
+  };
+  WriteStats write_stats() const;
+  // How many Write calls are queued or running now. For tests.
+  size_t queued_writes() const;
+
  private:
   struct WriteRequest {
     const std::function<void(sqlite::Connection&)>* work = nullptr;
@@ -124,15 +134,17 @@ class SqliteDatabase {
 
   sqlite::ConnectionOptions ConnectionOptionsFor(bool reader) const;
   void CheckAndInitialize();
-  void RunBatch(const std::vector<WriteRequest*>& batch);
+  // Runs the batch in one transaction; true when it committed. Sets each request's error.
+  bool RunBatch(const std::vector<WriteRequest*>& batch);
 
   const std::string path_;
   const SqliteOptions options_;
 
   // The write queue; its front runs the batch on writer_, which only the leader touches.
-  std::mutex write_mutex_;
+  mutable std::mutex write_mutex_;
   std::deque<WriteRequest*> write_queue_;
   std::unique_ptr<sqlite::Connection> writer_;
+  WriteStats write_stats_;  // guarded by write_mutex_
 
   std::mutex readers_mutex_;
   std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;

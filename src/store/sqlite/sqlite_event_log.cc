@@ -82,6 +82,21 @@ class SqliteEventLog final : public EventLog {
     partitions_.store(partitions);
   }
 
+  int Open() override {
+    const std::optional<std::int64_t> recorded = db_->Read([&](Connection& r) {
+      Query q(r, "SELECT partitions FROM wow_contexts WHERE context = ?1");
+      q.Bind(1, context_);
+      return q.Step() ? std::optional<std::int64_t>(q.Int(0)) : std::nullopt;
+    });
+    if (!recorded) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ +
+                      "\" was never created in this database; create it first (wow init)");
+    }
+    Create(static_cast<int>(*recorded));
+    return static_cast<int>(*recorded);
+  }
+
   int partitions() const override { return RequireCreated(); }
 
   AppendResult Append(const Stream& stream) override { return AppendAll({stream}).front(); }

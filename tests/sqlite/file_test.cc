@@ -1,0 +1,199 @@
+// The database file: what OpenSqliteDatabase creates, what survives a reopen, and the files it
+// refuses (another format, another application, another partition count, not a database) with a
+// clear error, leaving them unchanged.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include "sqlite_test_support.h"
+#include "support/temp_dir.h"
+#include "wow/sqlite.h"
+
+namespace wow::sqlite_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SqliteFileTest : public ::testing::Test {
+ protected:
+  testing_support::TempDir dir_;
+  std::string path_ = dir_.File("wow.db");
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+};
+
+TEST_F(SqliteFileTest, OpenCreatesAFileInWalModeWithItsFormatRecord) {
+  OpenSqliteDatabase(path_);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"), "1");
+  EXPECT_EQ(raw.Text("PRAGMA application_id"), std::to_string(0x576f7731));
+}
+
+TEST_F(SqliteFileTest, OpenOfAMissingDirectoryIsPermissionDeniedSayingWhatToDo) {
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(dir_.File("missing/wow.db")); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kPermissionDenied) << failure->message;
+  EXPECT_NE(failure->message.find("missing/wow.db"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("directory exists"), std::string::npos) << failure->message;
+}
+
+TEST_F(SqliteFileTest, BadOptionsAreInvalidArguments) {
+  SqliteOptions negative_timeout;
+  negative_timeout.busy_timeout = milliseconds(-1);
+  SqliteOptions no_group;
+  no_group.max_group_commit = 0;
+  for (const SqliteOptions& options : {negative_timeout, no_group}) {
+    const auto failure = FailureOf([&] { OpenSqliteDatabase(path_, options); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->code, ErrorCode::kInvalidArgument) << failure->message;
+  }
+}
+
+TEST_F(SqliteFileTest, ReopenKeepsStreamsReservationsTimersLeasesAndCheckpoints) {
+  const ReservationScope scope{kContext, "brand", "t1", "shop.brand-name"};
+  Timer timer;
+  timer.owner = Ref("a");
+  timer.key = "remind";
+  timer.partition = PartitionOf("t1", "a", kPartitions);
+  timer.timer_id = "timer-1";
+  timer.version = 1;
+  timer.due_at = 1'700'000'100'000;
+  timer.target = Ref("b");
+  timer.command_type = "remind";
+  timer.body = R"({"n":1})";
+  std::vector<Stream> streams;
+  {
+    auto db = OpenSqliteDatabase(path_);
+    auto log = NewSqliteEventLog(db, kContext, clock_);
+    log->Create(kPartitions);
+    for (Version v = 1; v <= 3; ++v) {
+      streams.push_back(MakeStream(Ref("a"), v));
+      ASSERT_TRUE(log->Append(streams.back()).appended());
+    }
+    ASSERT_TRUE(log->AcquireLease(1, "node-1", milliseconds(60'000)));
+    log->CommitCheckpoint(2, "projection", 7);
+    auto reservations = NewSqliteReservationStore(db, clock_);
+    ASSERT_TRUE(reservations->Confirm(scope, "acme", Ref("a"), 1));
+    ASSERT_TRUE(reservations->Reserve(scope, "bolt", Ref("a"), "h1", milliseconds(60'000)));
+    auto timers = NewSqliteTimerStore(db, kContext, kPartitions);
+    ASSERT_TRUE(timers->Put(timer));
+  }
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  const int partition = PartitionOf("t1", "a", kPartitions);
+  const std::vector<Entry> entries = log->ReadAfter(partition, 0, 10);
+  ASSERT_EQ(entries.size(), 3u);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].position, (Position{partition, static_cast<Sequence>(i) + 1}));
+    EXPECT_EQ(entries[i].stream, streams[i]);
+  }
+  EXPECT_EQ(log->Head(partition), 3);
+  EXPECT_EQ(log->AggregateTypes(), std::vector<std::string>{"brand"});
+  EXPECT_EQ(log->LeaseOf(1), (Lease{"node-1", clock_->NowMillis() + 60'000}));
+  EXPECT_EQ(log->Checkpoint(2, "projection"), 7);
+  EXPECT_EQ(log->Append(MakeStream(Ref("a"), 3)).kind(), AppendResult::Kind::kDuplicate);
+  EXPECT_TRUE(log->Append(MakeStream(Ref("a"), 4)).appended());
+  auto reservations = NewSqliteReservationStore(db, clock_);
+  EXPECT_EQ(reservations->Find(scope, "acme")->version, 1);
+  EXPECT_EQ(reservations->Find(scope, "bolt")->holds, std::set<std::string>{"h1"});
+  EXPECT_EQ(NewSqliteTimerStore(db, kContext, kPartitions)->Find(timer.owner, "remind"), timer);
+}
+
+TEST_F(SqliteFileTest, TablesOfAnotherConnectionAreFoundThroughTheRegistry) {
+  auto first = OpenSqliteDatabase(path_);
+  auto second = OpenSqliteDatabase(path_);
+  auto reader = NewSqliteEventLog(second, kContext, clock_);
+  reader->Create(kPartitions);
+  EXPECT_TRUE(reader->AggregateTypes().empty());
+  auto writer = NewSqliteEventLog(first, kContext, clock_);
+  writer->Create(kPartitions);
+  ASSERT_TRUE(writer->Append(MakeStream(Ref("a", "category"), 1)).appended());
+  EXPECT_EQ(reader->AggregateTypes(), std::vector<std::string>{"category"});
+  EXPECT_EQ(reader->ReadAfter(PartitionOf("t1", "a", kPartitions), 0, 10).size(), 1u);
+  EXPECT_EQ(reader->Read(Ref("a", "category"), 1, kAnyVersion).size(), 1u);
+  EXPECT_EQ(reader->Append(MakeStream(Ref("a", "category"), 1)).kind(),
+            AppendResult::Kind::kDuplicate);
+}
+
+TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) {
+  OpenSqliteDatabase(path_);
+  RawDb(path_).Exec("UPDATE wow_format SET version = 99");
+  const std::string before = FileBytes(path_);
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
+  EXPECT_NE(failure->message.find("format 99"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("format 1"), std::string::npos) << failure->message;
+  EXPECT_EQ(FileBytes(path_), before);
+}
+
+TEST_F(SqliteFileTest, AnotherApplicationsDatabaseIsRefusedAndLeftUnchanged) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT)",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const std::string before = FileBytes(path_);
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
+  EXPECT_NE(failure->message.find("invoices"), std::string::npos) << failure->message;
+  EXPECT_EQ(FileBytes(path_), before);
+  EXPECT_EQ(RawDb(path_).Text("PRAGMA journal_mode"), "delete") << "not switched to WAL";
+}
+
+TEST_F(SqliteFileTest, AnotherPartitionCountIsRefusedNamingBothAndLeavesTheFileUnchanged) {
+  {
+    auto db = OpenSqliteDatabase(path_);
+    auto log = NewSqliteEventLog(db, kContext, clock_);
+    log->Create(4);
+    ASSERT_TRUE(log->Append(MakeStream(Ref("a"), 1)).appended());
+  }
+  const std::string before = FileBytes(path_);
+  {
+    auto db = OpenSqliteDatabase(path_);
+    const auto from_log = FailureOf([&] { NewSqliteEventLog(db, kContext, clock_)->Create(8); });
+    ASSERT_TRUE(from_log.has_value());
+    EXPECT_EQ(from_log->code, ErrorCode::kFailedPrecondition) << from_log->message;
+    EXPECT_NE(from_log->message.find("4 partitions, not 8"), std::string::npos)
+        << from_log->message;
+    const auto from_timers = FailureOf([&] { NewSqliteTimerStore(db, kContext, 8); });
+    ASSERT_TRUE(from_timers.has_value());
+    EXPECT_EQ(from_timers->code, ErrorCode::kFailedPrecondition) << from_timers->message;
+    EXPECT_NE(from_timers->message.find("4 partitions, not 8"), std::string::npos)
+        << from_timers->message;
+    auto log = NewSqliteEventLog(db, kContext, clock_);
+    log->Create(4);
+    EXPECT_EQ(log->Head(PartitionOf("t1", "a", 4)), 1);
+  }
+  EXPECT_EQ(FileBytes(path_), before);
+}
+
+TEST_F(SqliteFileTest, ATimerStoreClaimsThePartitionCountTheLogMustThenName) {
+  auto db = OpenSqliteDatabase(path_);
+  NewSqliteTimerStore(db, kContext, 2);
+  const auto failure = FailureOf([&] { NewSqliteEventLog(db, kContext, clock_)->Create(4); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition);
+  NewSqliteEventLog(db, kContext, clock_)->Create(2);
+  NewSqliteEventLog(db, "other", clock_)->Create(4);  // partition counts are per context
+}
+
+TEST_F(SqliteFileTest, AFileThatIsNotASqliteDatabaseIsDataLossSayingSoAndLeftUnchanged) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "this is a text file, not a database\n";
+  WriteFileBytes(path_, text);
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kDataLoss) << failure->message;
+  EXPECT_NE(failure->message.find("not a SQLite database"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find(path_), std::string::npos) << failure->message;
+  EXPECT_EQ(FileBytes(path_), text);
+}
+
+}  // namespace
+}  // namespace wow::sqlite_test

@@ -1,0 +1,199 @@
+// Group commit: concurrent appends of several threads are committed together in one transaction,
+// each with its own outcome, and a work that fails in a batch fails alone.
+#include <gtest/gtest.h>
+
+#include <latch>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "sqlite_test_support.h"
+#include "store/sqlite/database.h"
+#include "support/temp_dir.h"
+#include "wow/sqlite.h"
+
+namespace wow::sqlite_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SqliteGroupCommitTest : public ::testing::Test {
+ protected:
+  // Waits until `n` writes are queued on db (the leader's included).
+  static void AwaitQueued(SqliteDatabase& db, size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (db.queued_writes() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    ASSERT_EQ(db.queued_writes(), n);
+  }
+
+  testing_support::TempDir dir_;
+  std::string path_ = dir_.File("wow.db");
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+};
+
+// Eight threads append 40 streams each, at the default durability (synchronous=FULL): every
+// append succeeds, at sequences that are distinct and gapless per partition.
+TEST_F(SqliteGroupCommitTest, ConcurrentAppendsOfEightThreadsAllSucceedAtDistinctGaplessSequences) {
+  constexpr int kThreads = 8;
+  constexpr int kAggregates = 4;
+  constexpr int kVersions = 10;
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  const auto before = db->write_stats();
+
+  std::vector<std::vector<std::pair<Stream, AppendResult>>> outcomes(kThreads);
+  {
+    std::latch start(kThreads);
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        for (Version v = 1; v <= kVersions; ++v) {
+          for (int a = 0; a < kAggregates; ++a) {
+            Stream stream = MakeStream(Ref("t" + std::to_string(t) + "-" + std::to_string(a)), v);
+            AppendResult result = log->Append(stream);
+            outcomes[t].emplace_back(std::move(stream), std::move(result));
+          }
+        }
+      });
+    }
+  }
+
+  std::map<int, std::set<Sequence>> sequences;
+  int appended = 0;
+  for (const auto& thread : outcomes) {
+    for (const auto& [stream, result] : thread) {
+      ASSERT_TRUE(result.appended()) << static_cast<int>(result.kind()) << " " << result.reason();
+      ++appended;
+      EXPECT_TRUE(sequences[result.position().partition].insert(result.position().sequence).second)
+          << "sequence given twice";
+      EXPECT_EQ(result.position().partition,
+                PartitionOf(stream.ref.tenant_id, stream.ref.id, kPartitions));
+    }
+  }
+  EXPECT_EQ(appended, kThreads * kAggregates * kVersions);
+  for (const auto& [partition, taken] : sequences) {
+    EXPECT_EQ(*taken.begin(), 1);
+    EXPECT_EQ(*taken.rbegin(), static_cast<Sequence>(taken.size())) << "gap in " << partition;
+    EXPECT_EQ(log->Head(partition), static_cast<Sequence>(taken.size()));
+    // The log holds what each append was told, in sequence order, versions in order.
+    std::map<AggregateRef, Version> versions;
+    for (const Entry& entry : log->ReadAfter(partition, 0, 10'000)) {
+      EXPECT_EQ(entry.stream.version, ++versions[entry.stream.ref]) << entry.stream.ref;
+    }
+  }
+  const auto after = db->write_stats();
+  RecordProperty("transactions", static_cast<int>(after.transactions - before.transactions));
+  RecordProperty("appends", appended);
+  EXPECT_EQ(after.works - before.works, static_cast<std::uint64_t>(appended));
+}
+
+// While a leader commits, three appends and a failing work queue behind it: they commit in one
+// transaction, each with its own outcome; the failing work's writes are undone alone.
+TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindTheLeaderCommitTogetherAndAFailureFailsAlone) {
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  ASSERT_TRUE(log->Append(MakeStream(Ref("c"), 1)).appended());
+
+  std::latch leader_running(1);
+  std::latch release_leader(1);
+  std::jthread leader([&] {
+    db->Write([&](sqlite::Connection&) {
+      leader_running.count_down();
+      release_leader.wait();
+    });
+  });
+  leader_running.wait();
+  const auto before = db->write_stats();
+
+  AppendResult a = AppendResult::Unknown("not run");
+  AppendResult c = AppendResult::Unknown("not run");
+  AppendResult d = AppendResult::Unknown("not run");
+  std::optional<Failure> failed;
+  std::vector<std::jthread> writers;
+  writers.emplace_back([&] { a = log->Append(MakeStream(Ref("a"), 1)); });
+  AwaitQueued(*db, 2);
+  writers.emplace_back([&] {
+    failed = FailureOf([&] {
+      db->Write([](sqlite::Connection& w) {
+        sqlite::Query(w,
+                      "INSERT INTO wow_checkpoints (context, partition, subscription, sequence) "
+                      "VALUES ('shop', 0, 'doomed', 5)")
+            .Run();
+        throw Error(ErrorCode::kInternal, "the work failed");
+      });
+    });
+  });
+  AwaitQueued(*db, 3);
+  writers.emplace_back([&] { c = log->Append(MakeStream(Ref("c"), 3)); });  // version 2 is next
+  AwaitQueued(*db, 4);
+  writers.emplace_back([&] { d = log->Append(MakeStream(Ref("d"), 1)); });
+  AwaitQueued(*db, 5);
+  release_leader.count_down();
+  leader.join();
+  writers.clear();
+
+  EXPECT_TRUE(a.appended()) << static_cast<int>(a.kind()) << " " << a.reason();
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->message, "INTERNAL: the work failed");
+  EXPECT_EQ(c, AppendResult::Conflict());
+  EXPECT_TRUE(d.appended()) << static_cast<int>(d.kind()) << " " << d.reason();
+  EXPECT_EQ(log->Checkpoint(0, "doomed"), 0) << "the failed work's write was undone";
+  EXPECT_EQ(log->PositionOf(Ref("a"), 1), a.position());
+  EXPECT_EQ(log->PositionOf(Ref("d"), 1), d.position());
+  const auto after = db->write_stats();
+  EXPECT_EQ(after.transactions - before.transactions, 2u) << "the leader's, then one for all";
+  EXPECT_EQ(after.works - before.works, 5u);
+}
+
+TEST_F(SqliteGroupCommitTest, ConcurrentAppendsBatchAtMostMaxGroupCommitStreams) {
+  SqliteOptions options;
+  options.max_group_commit = 2;
+  auto db = OpenSqliteDatabase(path_, options);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+
+  std::latch leader_running(1);
+  std::latch release_leader(1);
+  std::jthread leader([&] {
+    db->Write([&](sqlite::Connection&) {
+      leader_running.count_down();
+      release_leader.wait();
+    });
+  });
+  leader_running.wait();
+  const auto before = db->write_stats();
+  std::vector<AppendResult> results(4, AppendResult::Unknown("not run"));
+  std::vector<std::jthread> writers;
+  for (int i = 0; i < 4; ++i) {
+    writers.emplace_back(
+        [&, i] { results[i] = log->Append(MakeStream(Ref("x" + std::to_string(i)), 1)); });
+    AwaitQueued(*db, static_cast<size_t>(i) + 2);
+  }
+  release_leader.count_down();
+  leader.join();
+  writers.clear();
+  for (const AppendResult& result : results) EXPECT_TRUE(result.appended());
+  const auto after = db->write_stats();
+  EXPECT_EQ(after.transactions - before.transactions, 3u) << "the leader's, then 2 + 2";
+}
+
+TEST_F(SqliteGroupCommitTest, AppendAllIsOneTransactionWhateverItsSize) {
+  SqliteOptions options;
+  options.max_group_commit = 4;
+  auto db = OpenSqliteDatabase(path_, options);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  std::vector<Stream> streams;
+  for (int i = 0; i < 16; ++i) streams.push_back(MakeStream(Ref("s" + std::to_string(i)), 1));
+  const auto before = db->write_stats();
+  for (const AppendResult& result : log->AppendAll(streams)) EXPECT_TRUE(result.appended());
+  EXPECT_EQ(db->write_stats().transactions - before.transactions, 1u);
+}
+
+}  // namespace
+}  // namespace wow::sqlite_test
