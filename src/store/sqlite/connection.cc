@@ -1,6 +1,7 @@
 #include "store/sqlite/connection.h"
 
-#include <limits>
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 namespace wow::sqlite {
@@ -171,9 +172,7 @@ Connection::Connection(const ConnectionOptions& options) : options_(options) {
     throw MakeFailure(SQLITE_READONLY, "the file is read-only", "opening the file for writing",
                       options_.path, options_.busy_timeout);
   }
-  const auto timeout = std::min<std::int64_t>(options_.busy_timeout.count(),
-                                              std::numeric_limits<int>::max());
-  Check(sqlite3_busy_timeout(raw, static_cast<int>(timeout)), "setting the busy timeout");
+  Check(sqlite3_busy_handler(raw, &Connection::OnBusy, this), "setting the busy handler");
   Execute("PRAGMA synchronous = " + std::string(options_.synchronous) +
           "; PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY;");
   if (options_.query_only) Execute("PRAGMA query_only = 1;");
@@ -181,6 +180,21 @@ Connection::Connection(const ConnectionOptions& options) : options_(options) {
 
 Connection::~Connection() {
   statements_.clear();  // finalize every statement before the handle closes
+}
+
+// SQLite's own busy handler sleeps up to 100 ms between tries: a process waiting for the write
+// lock of another process that commits in a loop then rarely finds it free, and may wait out its
+// whole busy_timeout. Short sleeps find the lock between two commits of the other.
+int Connection::OnBusy(void* self, int count) {
+  auto& connection = *static_cast<Connection*>(self);
+  const auto now = std::chrono::steady_clock::now();
+  if (count == 0) connection.busy_since_ = now;
+  const auto waited = now - connection.busy_since_;
+  if (waited >= connection.options_.busy_timeout) return 0;
+  const std::chrono::microseconds pause(count < 20 ? 100 : count < 200 ? 500 : 2000);
+  std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+      pause, connection.options_.busy_timeout - waited));
+  return 1;
 }
 
 void Connection::Execute(const std::string& sql) {

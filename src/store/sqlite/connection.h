@@ -150,6 +150,9 @@ class Connection {
   std::set<std::string>& known_tables() { return known_tables_; }
 
  private:
+  // The busy handler: waits in short sleeps until the busy timeout passes.
+  static int OnBusy(void* self, int count);
+
   struct Closer {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
@@ -158,6 +161,7 @@ class Connection {
   // Destroyed (finalized) before the handle closes.
   std::unordered_map<std::string, std::unique_ptr<Statement>> statements_;
   std::set<std::string> known_tables_;
+  std::chrono::steady_clock::time_point busy_since_;
 };
 
 // A transaction on a connection: BEGIN IMMEDIATE (takes the write lock, waiting up to the busy
