@@ -9,9 +9,10 @@
 // Expected outcomes are values: AppendResult says appended, conflict (version taken), duplicate
 // (request id taken; where the original is), refused (the stream is invalid, with the reason) or
 // unknown (the outcome is not known; the stream may or may not be in the log). Bad arguments (a
-// partition out of range, a ref of another context, a malformed aggregate type) throw
+// partition out of range, a ref of another context, a malformed aggregate type, a limit <= 0, a
+// sequence below 0, an empty node or subscription name, a lease ttl <= 0) throw
 // Error(kInvalidArgument) and change nothing; failures of the backend throw Error; calls before
-// Create throw Error(kFailedPrecondition).
+// Create or Open (partitions() too) throw Error(kFailedPrecondition).
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -97,7 +98,12 @@ class EventLog {
   // REQUIRES: 1 <= partitions <= 4096 (else Error(kInvalidArgument)).
   virtual void Create(int partitions) = 0;
 
-  // The partition count given to Create.
+  // Opens a log created before (by this process or another) and returns its partition count,
+  // for programs that attach to an existing store without knowing its count. Throws
+  // Error(kFailedPrecondition) when the log was never created; nothing changes.
+  virtual int Open() = 0;
+
+  // The partition count given to Create, or found by Open.
   virtual int partitions() const = 0;
 
   // Appends `stream` at the next sequence of its aggregate's partition. Its version must be the
@@ -107,11 +113,13 @@ class EventLog {
   virtual AppendResult Append(const Stream& stream) = 0;
 
   // Appends streams of one partition or several as a group commit: result i is the outcome
-  // Append would have given stream i, appended in order. A stream refused alone fails alone,
-  // together with its aggregate's later streams in the group (they are kConflict).
+  // Append would have given stream i, appended in order. A stream that fails (refused, conflict,
+  // duplicate) fails alone, together with its aggregate's later streams in the group, which were
+  // decided on it (they are kConflict); the other streams are appended.
   virtual std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) = 0;
 
-  // The streams of `ref` with from <= version <= to, in version order, without transport.
+  // The streams of `ref` with from <= version <= to, in version order, without transport; none
+  // when from > to.
   virtual std::vector<Stream> Read(const AggregateRef& ref, Version from, Version to) = 0;
 
   // The entries of `ref` at the given versions (those that exist), with transport, in version
@@ -150,11 +158,12 @@ class EventLog {
   virtual std::vector<std::string> AggregateTypes() = 0;
 
   // Takes or renews the lease of `partition` for `node` until now + ttl, by the log's clock.
-  // Returns true when `node` holds it afterwards; false while another node's lease is live.
+  // Returns true when `node` holds it afterwards; false while another node's lease is live
+  // (a lease is live while now < expires_at).
   virtual bool AcquireLease(int partition, const std::string& node,
                             std::chrono::milliseconds ttl) = 0;
 
-  // Gives the lease up when `node` holds it; otherwise does nothing.
+  // Gives the lease up when `node` holds it (it reads back as expired); otherwise does nothing.
   virtual void ReleaseLease(int partition, const std::string& node) = 0;
 
   // The lease of `partition` as stored, live or expired; nullopt when none was ever taken.

@@ -25,9 +25,9 @@
 // store's injected Clock, never the database's. Of concurrent Reserve calls for a free key exactly
 // one returns true, on every backend.
 //
-// Bad input (an empty namespace or key, a key or namespace over 512 bytes, a ttl <= 0, a version
-// below kUnversioned, an owner of another type than the scope's) throws Error(kInvalidArgument)
-// and changes nothing. Failures of the backend throw Error with the backend's code.
+// Bad input (an empty namespace or key, a key or namespace over 512 bytes, an empty hold, a ttl
+// <= 0 or over 366 days, a version below kUnversioned, a Confirm at kAnyVersion, an owner of
+// another type than the scope's) throws Error(kInvalidArgument) and changes nothing. Failures of the backend throw Error with the backend's code.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -42,6 +42,9 @@
 #include "wow/model.h"
 
 namespace wow {
+
+// The longest time to live a reservation may ask for.
+inline constexpr std::chrono::milliseconds kMaxReservationTtl{366LL * 24 * 3600 * 1000};
 
 // Where a key is unique.
 struct ReservationScope {
@@ -107,8 +110,9 @@ class ReservationStore {
   virtual std::optional<Reservation> Find(const ReservationScope& scope,
                                           const std::string& key) = 0;
 
-  // Up to `limit` reservations of `scope` with keys after `after_key`, in key order; for paging
-  // through a namespace (tools). REQUIRES: limit > 0.
+  // Up to `limit` reservations of `scope` with keys after `after_key`, in bytewise key order, as
+  // stored (expired pending ones too); for paging through a namespace (tools). "" starts at the
+  // first key. REQUIRES: limit > 0.
   virtual std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                         int limit) = 0;
 };

@@ -53,6 +53,7 @@ class EventLogWrapper : public EventLog {
 
   const std::string& context() const override { return target_->context(); }
   void Create(int partitions) override { target_->Create(partitions); }
+  int Open() override { return target_->Open(); }
   int partitions() const override { return target_->partitions(); }
   AppendResult Append(const Stream& stream) override { return target_->Append(stream); }
   std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {

@@ -9,9 +9,11 @@
 // claim's expiry: a timer whose node died is due again by itself), PARKED (failed; waits for its
 // target to change, see Parked).
 //
-// Bad input (an empty key, a partition out of range, a malformed owner or target, a version below
-// kUnversioned, a limit <= 0) throws Error(kInvalidArgument) and changes nothing; failures of the
-// backend throw Error.
+// Bad input throws Error(kInvalidArgument) and changes nothing: an empty key, timer_id or
+// command_type, a body that is not JSON, an owner that is malformed or of another context than the
+// store's (the target may be of any context), a partition out of range or not the owner's, a
+// version below kUnversioned, an attempt below 0, a rule allowing no attempt, a limit <= 0. A
+// Settle batch holding one bad change applies none. Failures of the backend throw Error.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -20,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wow/model.h"
@@ -57,7 +60,7 @@ struct TimerChange {
     kRetry,  // state PENDING, due_at = new_due_at, attempt + 1
     kPark,   // state PARKED, attempt + 1
     kDone,   // deleted
-    kRearm,  // a parked timer: state PENDING, due_at = new_due_at
+    kRearm,  // a parked timer: state PENDING, due_at = new_due_at; REQUIRES: loaded PARKED
   };
   Kind kind = Kind::kClaim;
   Timer loaded;
@@ -68,8 +71,15 @@ class TimerStore {
  public:
   virtual ~TimerStore() = default;
 
-  // Inserts `timer`, or replaces the stored timer of the same owner and key whose version is not
-  // later. Returns false, changing nothing, when the stored one is later (an old fact replayed).
+  // Inserts `timer`, or replaces the stored timer of the same owner and key whose version is
+  // earlier, or equal with another timer_id. Returns true when the store holds `timer`'s fact
+  // afterwards: a stored timer of the same version and timer_id is that fact applied before and
+  // stays as it is (claimed, retried or parked since). Returns false, changing nothing, when the
+  // stored one is later (an old fact replayed).
+  //
+  // Cancel, CancelAll and a kDone settle delete the timer and keep no trace, so facts must be
+  // applied in log order (as the timer subscription does): an old put replayed after a later
+  // cancel sets the timer again until the cancel is replayed too.
   virtual bool Put(const Timer& timer) = 0;
 
   // Deletes owner's timer `key` when its version is not later than `version`. Returns true when

@@ -129,6 +129,17 @@ TEST_P(TimerStoreContract, TimersOfOneKeyAreSeparatePerOwner) {
   EXPECT_EQ(timers_->Find(b.owner, "reminder"), b);
 }
 
+TEST_P(TimerStoreContract, ReplayedPutOfTheSameFactLeavesTheTimerAsItIs) {
+  const Timer fact = MakeTimer(Owner("o1"), "reminder", 3, kNow, "timer-3");
+  ASSERT_TRUE(timers_->Put(fact));
+  ASSERT_EQ(timers_->Settle({TimerChange{TimerChange::Kind::kPark, fact, 0}}), 1);
+  const Timer parked = *timers_->Find(fact.owner, "reminder");
+  ASSERT_EQ(parked.state, TimerState::kParked);
+
+  EXPECT_TRUE(timers_->Put(fact)) << "the store holds this fact";
+  EXPECT_EQ(timers_->Find(fact.owner, "reminder"), parked) << "not reset to PENDING, attempt 0";
+}
+
 TEST_P(TimerStoreContract, PutReplacesATimerOfTheSameOrAnOlderVersion) {
   const AggregateRef owner = Owner("o1");
   ASSERT_TRUE(timers_->Put(MakeTimer(owner, "reminder", 2, kNow, "first")));

@@ -52,6 +52,8 @@ class MemoryEventLog final : public EventLog {
     }
   }
 
+  int Open() override { return partitions(); }
+
   int partitions() const override {
     std::lock_guard lock(mutex_);
     RequireCreated();

@@ -32,7 +32,10 @@ class MemoryTimerStore final : public TimerStore {
     std::lock_guard lock(mutex_);
     auto [it, inserted] = timers_.try_emplace({timer.owner, timer.key}, timer);
     if (inserted) return true;
-    if (it->second.version > timer.version) return false;  // an old fact replayed
+    const Timer& stored = it->second;
+    if (stored.version > timer.version) return false;  // an old fact replayed
+    // The same fact replayed: the stored timer (maybe claimed, retried or parked since) stays.
+    if (stored.version == timer.version && stored.timer_id == timer.timer_id) return true;
     it->second = timer;
     return true;
   }

@@ -43,6 +43,13 @@ Entry ReadRow(const Query& q, const std::string& context, const std::string& agg
   return entry;
 }
 
+// A stream's columns as stored, encoded before the write transaction.
+struct Encoded {
+  std::string events;
+  std::optional<std::string> facts;
+  std::int64_t bytes = 0;  // about the row's size
+};
+
 class SqliteEventLog final : public EventLog {
  public:
   SqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
@@ -106,14 +113,20 @@ class SqliteEventLog final : public EventLog {
     if (streams.empty()) return {};
     // Validate and encode outside the write lock; the transaction only checks and inserts.
     std::vector<std::optional<std::string>> refusals(streams.size());
-    std::vector<std::pair<std::string, std::optional<std::string>>> encoded(streams.size());
+    std::vector<Encoded> encoded(streams.size());
     for (size_t i = 0; i < streams.size(); ++i) {
       refusals[i] = InvalidStreamReason(streams[i], context_);
       if (refusals[i]) continue;
       try {
-        encoded[i] = {sqlite::EncodeEvents(streams[i].events), sqlite::EncodeFacts(streams[i])};
+        encoded[i].events = sqlite::EncodeEvents(streams[i].events);
+        encoded[i].facts = sqlite::EncodeFacts(streams[i]);
+        encoded[i].bytes = static_cast<std::int64_t>(
+            encoded[i].events.size() + encoded[i].facts.value_or("").size() +
+            streams[i].transport.size() + streams[i].request_id.size() +
+            streams[i].ref.id.size() + streams[i].ref.tenant_id.size() + 1024);
       } catch (const Error& e) {
         refusals[i] = "stream of " + ToString(streams[i].ref) + " cannot be stored: " + e.what();
+        continue;
       }
     }
     std::vector<AppendResult> results;
@@ -358,9 +371,13 @@ class SqliteEventLog final : public EventLog {
   // The outcome of appending `stream` in the open write transaction: a duplicate request first,
   // then a version other than the next (or `blocked`: an earlier stream of its aggregate in the
   // group failed), else the stream at its partition's next sequence.
-  AppendResult AppendLocked(Connection& w, const Stream& stream,
-                            const std::pair<std::string, std::optional<std::string>>& encoded,
+  AppendResult AppendLocked(Connection& w, const Stream& stream, const Encoded& encoded,
                             int partitions, bool blocked) {
+    if (encoded.bytes > w.MaxRowBytes()) {
+      return AppendResult::Refused("stream of " + ToString(stream.ref) + " takes " +
+                                   std::to_string(encoded.bytes) + " bytes; SQLite keeps at most " +
+                                   std::to_string(w.MaxRowBytes()) + " bytes per stream");
+    }
     const AggregateRef& ref = stream.ref;
     const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
     const std::string quoted = sqlite::Quoted(table);
@@ -407,8 +424,8 @@ class SqliteEventLog final : public EventLog {
         .Bind(5, stream.version)
         .Bind(6, stream.request_id)
         .Bind(7, stream.time)
-        .Bind(8, encoded.first)
-        .Bind(9, encoded.second)
+        .Bind(8, encoded.events)
+        .Bind(9, encoded.facts)
         .BindBlob(10, stream.transport)
         .Run();
     return AppendResult::Appended({partition, sequence});

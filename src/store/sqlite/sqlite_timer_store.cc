@@ -68,7 +68,8 @@ class SqliteTimerStore final : public TimerStore {
                      "target_tenant_id = excluded.target_tenant_id, "
                      "target_id = excluded.target_id, command_type = excluded.command_type, "
                      "body = excluded.body, rule = excluded.rule, state = excluded.state, "
-                     "attempt = excluded.attempt WHERE version <= excluded.version");
+                     "attempt = excluded.attempt WHERE version < excluded.version OR "
+                     "(version = excluded.version AND timer_id <> excluded.timer_id)");
       q.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
       q.Bind(4, timer.partition).Bind(5, timer.timer_id).Bind(6, timer.version);
       q.Bind(7, timer.due_at).Bind(8, timer.target.context).Bind(9, timer.target.aggregate);
@@ -77,6 +78,12 @@ class SqliteTimerStore final : public TimerStore {
       q.Bind(16, timer.attempt);
       q.Run();
       put = w.Changes() == 1;
+      if (!put) {  // kept: the same fact applied already (true), or a later one stored (false)
+        Query stored(w, "SELECT version, timer_id FROM " + Table(timer.owner.aggregate) +
+                            " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3");
+        stored.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
+        put = stored.Step() && stored.Int(0) == timer.version && stored.Text(1) == timer.timer_id;
+      }
     });
     return put;
   }
