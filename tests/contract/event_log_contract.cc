@@ -103,6 +103,13 @@ TEST_P(EventLogContract, CreateRejectsAPartitionCountOutsideOneTo4096) {
   EXPECT_EQ(log_->partitions(), 1);
 }
 
+TEST_P(EventLogContract, OpenFindsTheCountOfACreatedLogAndRefusesAnUncreatedOne) {
+  EXPECT_EQ(ErrorOf([&] { log_->Open(); }), ErrorCode::kFailedPrecondition);
+  log_->Create(kPartitions);
+  EXPECT_EQ(log_->Open(), kPartitions);
+  EXPECT_EQ(log_->partitions(), kPartitions);
+}
+
 TEST_P(EventLogContract, CallsBeforeCreateFailWithFailedPrecondition) {
   const auto kNotCreated = ErrorCode::kFailedPrecondition;
   const Stream stream = MakeStream(Ref("a"), 1);
