@@ -1,0 +1,251 @@
+// wow-catalog: the eShop catalog over HTTP/JSON on the embedded SQLite store (docs/SERVICE.md).
+//
+// Opens (or creates) the database file, runs a CommandProcessor with the brand and category
+// types, a SubscriptionRunner with the reservation and timer subscriptions (so keys a stopped
+// process appended but did not confirm are confirmed from the log), and an HTTP server. SIGTERM
+// and SIGINT stop it cleanly: the HTTP server first (the commands in flight finish), then the
+// subscriptions, the processor and the store. A second signal exits at once.
+#include <httplib.h>
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "catalog.h"
+#include "catalog_http.h"
+#include "service_metrics.h"
+#include "wow/command_processor.h"
+#include "wow/error.h"
+#include "wow/sqlite.h"
+#include "wow/subscription.h"
+
+namespace {
+
+struct Flags {
+  std::string db;
+  std::string listen = "127.0.0.1:8080";
+  int partitions = 16;
+  bool partitions_given = false;
+  std::string log_level = "info";
+  int threads = 64;
+  std::string synchronous = "full";
+  int busy_timeout_ms = 5000;
+};
+
+struct Endpoint {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT" or "[IPV6]:PORT"; nullopt when malformed.
+std::optional<Endpoint> ParseListen(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
+  Endpoint endpoint;
+  endpoint.host = text.substr(0, colon);
+  if (endpoint.host.front() == '[') {
+    if (endpoint.host.size() < 3 || endpoint.host.back() != ']') return std::nullopt;
+    endpoint.host = endpoint.host.substr(1, endpoint.host.size() - 2);
+  }
+  const char* begin = text.data() + colon + 1;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, endpoint.port);
+  if (ec != std::errc() || ptr != end || endpoint.port < 0 || endpoint.port > 65535) {
+    return std::nullopt;
+  }
+  return endpoint;
+}
+
+wow::SqliteOptions::Synchronous ParseSynchronous(const std::string& name) {
+  if (name == "off") return wow::SqliteOptions::Synchronous::kOff;
+  if (name == "normal") return wow::SqliteOptions::Synchronous::kNormal;
+  return wow::SqliteOptions::Synchronous::kFull;
+}
+
+// Waits for SIGINT or SIGTERM (blocked in every thread) and stops `server`; a second signal
+// exits at once. Returns when `done` is set.
+void WatchSignals(httplib::Server& server, const std::atomic<bool>& done) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  const timespec tick{0, 100'000'000};
+  bool stopping = false;
+  while (!done.load()) {
+    const int signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal > 0 && stopping) {
+      spdlog::warn("second signal {}: exiting without a clean stop", signal);
+      std::_Exit(1);
+    }
+    if (signal > 0) {
+      spdlog::info("signal {}: finishing the requests in flight, then stopping", signal);
+      stopping = true;
+    }
+    if (stopping) server.stop();  // again until listening ends: a stop before listen is lost
+  }
+}
+
+int Run(const Flags& flags) {
+  const std::optional<Endpoint> endpoint = ParseListen(flags.listen);
+  if (!endpoint) {
+    spdlog::critical("--listen {}: expected HOST:PORT, such as 127.0.0.1:8080 or [::1]:0",
+                     flags.listen);
+    return 2;
+  }
+  const std::filesystem::path db_path(flags.db);
+  if (db_path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db_path.parent_path(), ec);
+    if (ec) {
+      spdlog::critical("cannot create the directory of --db {}: {}", flags.db, ec.message());
+      return 1;
+    }
+  }
+
+  const auto clock = wow::SystemClock::Instance();
+  const auto metrics = std::make_shared<eshop::ServiceMetrics>();
+  wow::SqliteOptions sqlite_options;
+  sqlite_options.synchronous = ParseSynchronous(flags.synchronous);
+  sqlite_options.busy_timeout = std::chrono::milliseconds(flags.busy_timeout_ms);
+  auto db = wow::OpenSqliteDatabase(flags.db, sqlite_options);
+  std::shared_ptr<wow::EventLog> log =
+      wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
+  int partitions = flags.partitions;
+  if (flags.partitions_given) {
+    log->Create(partitions);
+  } else {
+    try {
+      partitions = log->Open();
+    } catch (const wow::Error& e) {
+      if (e.code() != wow::ErrorCode::kFailedPrecondition) throw;
+      log->Create(partitions);  // a new file
+    }
+  }
+  std::shared_ptr<wow::ReservationStore> reservations = wow::NewSqliteReservationStore(db, clock);
+  std::shared_ptr<wow::TimerStore> timers =
+      wow::NewSqliteTimerStore(db, std::string(eshop::kContext), partitions);
+
+  auto processor = std::make_unique<wow::CommandProcessor>(
+      eshop::MeterEventLog(log, metrics), eshop::MeterReservations(reservations, metrics), clock,
+      wow::CommandProcessorOptions{.workers = 1});
+  processor->Register(eshop::BrandType());
+  processor->Register(eshop::CategoryType());
+
+  auto runner = std::make_unique<wow::SubscriptionRunner>(
+      log, std::vector<std::shared_ptr<wow::Subscription>>{
+               wow::NewReservationSubscription(reservations),
+               wow::NewTimerSubscription(timers, partitions)});
+  runner->Start();
+
+  httplib::Server server;
+  const int threads = flags.threads;
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server.set_keep_alive_max_count(100'000);
+  server.set_tcp_nodelay(true);
+  eshop::CatalogHttp http(*processor, metrics);
+  http.Register(server);
+
+  int port = endpoint->port;
+  const bool bound = port == 0 ? (port = server.bind_to_any_port(endpoint->host)) > 0
+                               : server.bind_to_port(endpoint->host, port);
+  if (!bound) {
+    spdlog::critical("cannot listen on {}: the address is in use or not available", flags.listen);
+    return 1;
+  }
+  const std::string host =
+      endpoint->host.find(':') == std::string::npos ? endpoint->host : "[" + endpoint->host + "]";
+  std::cout << "wow-catalog listening on http://" << host << ":" << port << " (db " << flags.db
+            << ")" << std::endl;
+  spdlog::info("{} partitions, synchronous={}, {} HTTP threads, node {}", partitions,
+               flags.synchronous, threads, runner->node());
+
+  std::atomic<bool> done{false};
+  std::thread watcher([&] { WatchSignals(server, done); });
+  const bool listened = server.listen_after_bind();
+  done = true;
+  watcher.join();
+
+  spdlog::info("HTTP server stopped; stopping the subscriptions and closing the store");
+  runner->Stop();
+  runner.reset();
+  processor.reset();
+  timers.reset();
+  reservations.reset();
+  log.reset();
+  db.reset();
+  spdlog::info("stopped cleanly");
+  return listened ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{
+      "wow-catalog: the eShop catalog (brands and categories with unique names) over HTTP/JSON "
+      "on the embedded SQLite store. Routes: see docs/SERVICE.md. SIGTERM or SIGINT stops it "
+      "cleanly."};
+  app.add_option("--db", flags.db,
+                 "The SQLite database file; created when missing, with its directory. Several "
+                 "services may share one file.")
+      ->required();
+  app.add_option("--listen", flags.listen,
+                 "HOST:PORT to listen on; port 0 picks a free port (the start line says which)")
+      ->capture_default_str();
+  CLI::Option* partitions =
+      app.add_option("--partitions", flags.partitions,
+                     "Partitions of the log of a new file (fixed forever; an existing file keeps "
+                     "its own, and naming another count is an error)")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 4096));
+  app.add_option("--log-level", flags.log_level, "Log level (logs go to stderr)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--threads", flags.threads,
+                 "HTTP worker threads; each serves one connection at a time, so give at least as "
+                 "many as concurrent clients")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--synchronous", flags.synchronous,
+                 "How hard a commit waits for the disk: full (nothing acknowledged is lost, even "
+                 "on power loss), normal (survives a crash of the process), off (tests only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"full", "normal", "off"}));
+  app.add_option("--busy-timeout-ms", flags.busy_timeout_ms,
+                 "How long a write waits for another process's lock on the file before it fails "
+                 "with 503")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600'000));
+  app.set_version_flag("--version", "wow-catalog 0.1.0");
+  CLI11_PARSE(app, argc, argv);
+  flags.partitions_given = partitions->count() > 0;
+
+  auto logger = spdlog::stderr_color_mt("wow-catalog");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  // Signals go to the watcher thread only; every thread started from here inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  try {
+    return Run(flags);
+  } catch (const wow::Error& e) {
+    spdlog::critical("{}: {}", wow::ErrorCodeName(e.code()), e.what());
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+  }
+  return 1;
+}
