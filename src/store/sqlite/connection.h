@@ -136,6 +136,8 @@ class Connection {
 
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int Changes() const { return sqlite3_changes(db_.get()); }
+  // The most bytes SQLite keeps in one value or row on this connection (SQLITE_LIMIT_LENGTH).
+  std::int64_t MaxRowBytes() const { return sqlite3_limit(db_.get(), SQLITE_LIMIT_LENGTH, -1); }
   // True while a transaction is open.
   bool InTransaction() const { return sqlite3_get_autocommit(db_.get()) == 0; }
 
