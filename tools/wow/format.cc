@@ -1,0 +1,222 @@
+#include "format.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+
+#include "wow/stream_json.h"
+
+namespace wow::tool {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr EpochMillis kMillisPerDay = 86'400'000;
+
+// Parses exactly `digits` decimal digits at text[at]; nullopt otherwise.
+std::optional<int> Digits(std::string_view text, std::size_t at, std::size_t digits) {
+  if (at + digits > text.size()) return std::nullopt;
+  int value = 0;
+  for (std::size_t i = at; i < at + digits; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+std::string KeyFactText(const KeyFact& fact) {
+  return fmt::format("{} \"{}\"{}", fact.ns, fact.key,
+                     fact.tenancy == ReservationTenancy::kSystem ? " (system tenancy)" : "");
+}
+
+std::string HoldsText(const std::set<std::string>& holds) {
+  std::string text;
+  for (const std::string& hold : holds) {
+    if (!text.empty()) text += ", ";
+    text += hold;
+  }
+  return text.empty() ? "-" : text;
+}
+
+}  // namespace
+
+std::string FormatTime(EpochMillis millis) {
+  using namespace std::chrono;
+  constexpr EpochMillis kYear0 = -62'167'219'200'000;        // 0000-01-01T00:00:00Z
+  constexpr EpochMillis kYear10000 = 253'402'300'800'000;    // 10000-01-01T00:00:00Z
+  if (millis < kYear0 || millis >= kYear10000) return std::to_string(millis);
+  EpochMillis days = millis / kMillisPerDay;
+  EpochMillis rest = millis % kMillisPerDay;
+  if (rest < 0) {
+    rest += kMillisPerDay;
+    --days;
+  }
+  const year_month_day date{sys_days{std::chrono::days{days}}};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(date.year()),
+                     static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                     rest / 3'600'000, rest / 60'000 % 60, rest / 1000 % 60, rest % 1000);
+}
+
+std::optional<EpochMillis> ParseIsoTime(std::string_view text) {
+  using namespace std::chrono;
+  const auto year = Digits(text, 0, 4);
+  const auto month = Digits(text, 5, 2);
+  const auto day = Digits(text, 8, 2);
+  const auto hour = Digits(text, 11, 2);
+  const auto minute = Digits(text, 14, 2);
+  const auto second = Digits(text, 17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' ||
+      text[7] != '-' || (text[10] != 'T' && text[10] != 't' && text[10] != ' ') ||
+      text[13] != ':' || text[16] != ':' || *hour > 23 || *minute > 59 || *second > 60) {
+    return std::nullopt;
+  }
+  const year_month_day date{std::chrono::year{*year}, std::chrono::month(*month),
+                            std::chrono::day(*day)};
+  if (!date.ok()) return std::nullopt;
+  std::size_t at = 19;
+  EpochMillis fraction = 0;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    const std::size_t first = at;
+    EpochMillis scale = 100;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+      fraction += (text[at] - '0') * scale;
+      scale /= 10;
+      ++at;
+    }
+    if (at == first) return std::nullopt;
+  }
+  EpochMillis offset = 0;  // the zone's offset from UTC
+  if (at < text.size()) {
+    if (text[at] == 'Z' || text[at] == 'z') {
+      ++at;
+    } else if (text[at] == '+' || text[at] == '-') {
+      const int sign = text[at] == '+' ? 1 : -1;
+      const auto zone_hours = Digits(text, at + 1, 2);
+      std::size_t minutes_at = at + 3;
+      if (minutes_at < text.size() && text[minutes_at] == ':') ++minutes_at;
+      const auto zone_minutes = Digits(text, minutes_at, 2);
+      if (!zone_hours || !zone_minutes || *zone_hours > 23 || *zone_minutes > 59) {
+        return std::nullopt;
+      }
+      offset = sign * (*zone_hours * 3'600'000LL + *zone_minutes * 60'000LL);
+      at = minutes_at + 2;
+    }
+  }
+  if (at != text.size()) return std::nullopt;
+  const EpochMillis days = sys_days{date}.time_since_epoch().count();
+  return days * kMillisPerDay + *hour * 3'600'000LL + *minute * 60'000LL + *second * 1000LL +
+         fraction - offset;
+}
+
+std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis now) {
+  if (text == "now") return now;
+  EpochMillis millis = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), millis);
+  if (error == std::errc() && end == text.data() + text.size() && !text.empty()) return millis;
+  return ParseIsoTime(text);
+}
+
+std::string TenantLabel(std::string_view tenant_id) {
+  return tenant_id.empty() ? "(system)" : std::string(tenant_id);
+}
+
+std::string EntryText(const Stream& stream, const std::optional<Position>& position) {
+  std::string text;
+  if (position) {
+    text += fmt::format("partition {} sequence {}: ", position->partition, position->sequence);
+  }
+  text += fmt::format("{} tenant {} id {} version {}, {}, request {}\n", stream.ref.aggregate,
+                      TenantLabel(stream.ref.tenant_id), stream.ref.id, stream.version,
+                      FormatTime(stream.time), stream.request_id);
+  for (const EventRecord& event : stream.events) {
+    text += fmt::format("  event {} {}\n", event.type, event.body);
+  }
+  for (const KeyFact& fact : stream.reserved) text += "  reserve " + KeyFactText(fact) + "\n";
+  for (const KeyFact& fact : stream.released) text += "  release " + KeyFactText(fact) + "\n";
+  for (const TimerFact& fact : stream.timers) {
+    if (fact.kind == TimerFact::Kind::kCancel) {
+      text += fmt::format("  cancel timer \"{}\"\n", fact.key);
+    } else {
+      text += fmt::format("  schedule timer \"{}\" at {}: {} {} to {}\n", fact.key,
+                          FormatTime(fact.due_at), fact.command_type, fact.body,
+                          ToString(fact.target));
+    }
+  }
+  return text;
+}
+
+json EntryJson(const Stream& stream, const std::optional<Position>& position) {
+  json entry = json::object();
+  if (position) {
+    entry["partition"] = position->partition;
+    entry["sequence"] = position->sequence;
+  }
+  entry["stream"] = stream;
+  return entry;
+}
+
+std::string_view StateName(ReservationState state) {
+  return state == ReservationState::kConfirmed ? "confirmed" : "pending";
+}
+
+json ReservationJson(const Reservation& reservation) {
+  json j = {{"key", reservation.key},
+            {"owner", reservation.owner},
+            {"state", StateName(reservation.state)}};
+  if (reservation.state == ReservationState::kConfirmed) {
+    j["version"] = reservation.version;
+  } else {
+    j["holds"] = reservation.holds;
+    j["expires_at"] = reservation.expires_at;
+  }
+  return j;
+}
+
+std::string ReservationText(const Reservation& reservation, EpochMillis now) {
+  std::string text = fmt::format(
+      "key       {}\nowner     {}\n          (aggregate {}, tenant {}, id {})\nstate     {}\n",
+      reservation.key, ToString(reservation.owner), reservation.owner.aggregate,
+      TenantLabel(reservation.owner.tenant_id), reservation.owner.id,
+      StateName(reservation.state));
+  if (reservation.state == ReservationState::kConfirmed) {
+    text += fmt::format("version   {}{}\n", reservation.version,
+                        reservation.version == kUnversioned ? " (UNVERSIONED: imported)" : "");
+  } else {
+    text += fmt::format("holds     {}\nexpires   {} ({})\n", HoldsText(reservation.holds),
+                        FormatTime(reservation.expires_at),
+                        reservation.expires_at <= now ? "expired" : "live");
+  }
+  return text;
+}
+
+json TimerJson(const Timer& timer) {
+  return json{{"owner", timer.owner},
+              {"key", timer.key},
+              {"partition", timer.partition},
+              {"timer_id", timer.timer_id},
+              {"version", timer.version},
+              {"due_at", timer.due_at},
+              {"target", timer.target},
+              {"command_type", timer.command_type},
+              {"body", timer.body},
+              {"rule", timer.rule},
+              {"state", TimerStateName(timer.state)},
+              {"attempt", timer.attempt}};
+}
+
+std::string TimerText(const Timer& timer) {
+  return fmt::format(
+      "owner      {}\nkey        {}\npartition  {}\ntimer id   {}\nversion    {}\n"
+      "due at     {}\nstate      {}\nattempt    {}\ntarget     {}\ncommand    {} {}\n"
+      "rule       {} (max attempts {}, backoff {} ms up to {} ms)\n",
+      ToString(timer.owner), timer.key, timer.partition, timer.timer_id, timer.version,
+      FormatTime(timer.due_at), TimerStateName(timer.state), timer.attempt,
+      ToString(timer.target), timer.command_type, timer.body, timer.rule.type,
+      timer.rule.max_attempts, timer.rule.backoff_ms, timer.rule.max_backoff_ms);
+}
+
+}  // namespace wow::tool

@@ -1,0 +1,50 @@
+// How the `wow` tool prints times, streams, reservations and timers, as text and as JSON, and how
+// it reads times given on the command line.
+//
+// Thread-safety: stateless functions; safe for concurrent use.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wow/model.h"
+#include "wow/reservation_store.h"
+#include "wow/stream.h"
+#include "wow/timer_store.h"
+
+namespace wow::tool {
+
+// "2024-05-01T10:00:00.123Z" (UTC); the bare number of milliseconds outside years 0 to 9999.
+std::string FormatTime(EpochMillis millis);
+
+// An ISO-8601 date and time: "YYYY-MM-DDTHH:MM:SS" with optional fractional seconds (down to
+// the millisecond; finer digits are dropped) and an optional zone ("Z", "+HH:MM", "+HHMM",
+// "-HH:MM", "-HHMM"; none means UTC). A space may stand for the "T". nullopt when malformed.
+std::optional<EpochMillis> ParseIsoTime(std::string_view text);
+
+// "now", milliseconds since the epoch, or an ISO-8601 time. nullopt when none of these.
+std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis now);
+
+// A tenant for people: the tenant, or "(system)" for the system tenant.
+std::string TenantLabel(std::string_view tenant_id);
+
+// An entry (or a stream, when position is nullopt) as text: a header line, then one indented
+// line per event, key fact and timer fact. Ends with a newline.
+std::string EntryText(const Stream& stream, const std::optional<Position>& position);
+// {"partition", "sequence", "stream": <the stream's JSON encoding>}; without the position keys
+// when position is nullopt.
+nlohmann::json EntryJson(const Stream& stream, const std::optional<Position>& position);
+
+// "pending" or "confirmed".
+std::string_view StateName(ReservationState state);
+nlohmann::json ReservationJson(const Reservation& reservation);
+// A reservation as "field  value" lines, for find.
+std::string ReservationText(const Reservation& reservation, EpochMillis now);
+
+nlohmann::json TimerJson(const Timer& timer);
+// A timer as "field  value" lines, for find.
+std::string TimerText(const Timer& timer);
+
+}  // namespace wow::tool

@@ -1,0 +1,341 @@
+// wow migrate-data keys: imports the older version's PrepareKey keys as confirmed reservations.
+//
+// The main thread reads the export line by line, reports bad lines as it meets them, and hands
+// the good ones over in batches; a few worker threads confirm a batch's keys concurrently, so the
+// store commits them together (group commit) instead of one fsync per key. Each batch's
+// conflicts are reported in line order once it is done.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "format.h"
+#include "prepare_key_export.h"
+#include "progress.h"
+#include "signals.h"
+#include "tool.h"
+#include "wow/error.h"
+#include "wow/model.h"
+#include "wow/reservation_store.h"
+#include "wow/sqlite.h"
+
+namespace wow::tool {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kBatch = 512;
+constexpr int kWorkers = 8;
+
+struct KeysArgs {
+  std::string file;
+  std::string ns;
+  std::string aggregate;
+  std::string tenant;
+  std::string owner_tenant;
+  bool owner_tenant_given = false;
+  std::string owner_field = "id";
+  bool dry_run = false;
+};
+
+struct Counts {
+  long lines = 0;  // lines read, blank ones included
+  long imported = 0;
+  long already_held = 0;
+  long expired = 0;
+  long conflicts = 0;
+  long bad = 0;
+};
+
+// A good line waiting to be confirmed, and what came of it.
+struct Pending {
+  long line = 0;
+  std::string key;
+  AggregateRef owner;
+  enum class Outcome { kImported, kAlreadyHeld, kConflict, kBad } outcome = Outcome::kImported;
+  std::optional<Reservation> holder;  // kConflict: who holds the key, when known
+  std::string error;                  // kBad: why the store refused it
+  std::exception_ptr failure;         // a failure of the store: stops the import
+};
+
+std::string HolderText(const Reservation& holder) {
+  if (holder.state == ReservationState::kConfirmed) {
+    return fmt::format("{} (confirmed at version {})", ToString(holder.owner), holder.version);
+  }
+  return fmt::format("{} (pending until {})", ToString(holder.owner),
+                     FormatTime(holder.expires_at));
+}
+
+// Confirms one key at UNVERSIONED for its owner, or (dry run) says what that would do.
+void Apply(ReservationStore& store, const ReservationScope& scope, bool dry_run, EpochMillis now,
+           Pending& item) {
+  try {
+    std::optional<Reservation> found = store.Find(scope, item.key);
+    const bool mine = found && found->owner == item.owner;
+    if (mine && found->state == ReservationState::kConfirmed) {
+      item.outcome = Pending::Outcome::kAlreadyHeld;
+      return;
+    }
+    const bool others_live = found && !mine &&
+                             (found->state == ReservationState::kConfirmed ||
+                              found->expires_at > now);
+    if (dry_run) {
+      item.outcome = others_live ? Pending::Outcome::kConflict : Pending::Outcome::kImported;
+      if (others_live) item.holder = std::move(found);
+      return;
+    }
+    if (store.Confirm(scope, item.key, item.owner, kUnversioned)) {
+      item.outcome = Pending::Outcome::kImported;
+      return;
+    }
+    item.outcome = Pending::Outcome::kConflict;
+    item.holder = store.Find(scope, item.key);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kInvalidArgument) {
+      item.outcome = Pending::Outcome::kBad;
+      item.error = e.what();
+    } else {
+      item.failure = std::current_exception();
+    }
+  } catch (...) {
+    item.failure = std::current_exception();
+  }
+}
+
+void ApplyBatch(ReservationStore& store, const ReservationScope& scope, bool dry_run,
+                EpochMillis now, std::vector<Pending>& batch) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < batch.size(); i = next++) {
+      Apply(store, scope, dry_run, now, batch[i]);
+    }
+  };
+  const int workers = static_cast<int>(std::min<std::size_t>(kWorkers, batch.size()));
+  std::vector<std::jthread> threads;
+  for (int i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+}
+
+class Import {
+ public:
+  Import(const Globals& globals, const KeysArgs& args) : globals_(globals), args_(args) {}
+
+  int Run() {
+    const std::vector<std::string> owner_path = SplitOwnerPath(args_.owner_field);
+    if (owner_path.empty()) {
+      throw Failure("--owner-field must be a dotted path such as id or owner.id, not \"" +
+                        args_.owner_field + "\"",
+                    kExitUsage);
+    }
+    std::ifstream in(args_.file, std::ios::binary);
+    if (!in) {
+      throw Failure("cannot read the export file \"" + args_.file + "\": " +
+                    std::strerror(errno));
+    }
+    std::error_code size_error;
+    const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
+
+    Session session(globals_);
+    session.Open();
+    scope_ = ReservationScope{session.Context(), args_.aggregate, args_.tenant, args_.ns};
+    ValidateReservationKey(scope_, "-");  // the scope; any key will do
+    store_ = NewSqliteReservationStore(session.db(), SystemClock::Instance());
+    now_ = SystemClock::Instance()->NowMillis();
+    const std::string owner_tenant = args_.owner_tenant_given ? args_.owner_tenant : args_.tenant;
+
+    ProgressBar progress(!globals_.json, size_error ? 0 : size);
+    progress_ = &progress;
+    const StopOnSignals signals;
+    std::vector<Pending> batch;
+    std::uintmax_t bytes = 0;
+    std::string line;
+    bool interrupted = false;
+    bool seen_document = false;
+    while (std::getline(in, line)) {
+      ++counts_.lines;
+      bytes += line.size() + 1;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      if (!seen_document && line[line.find_first_not_of(" \t")] == '[') {
+        throw Failure("\"" + args_.file +
+                      "\" holds a JSON array (mongoexport --jsonArray); export one document a "
+                      "line instead (mongoexport without --jsonArray)");
+      }
+      seen_document = true;
+      const ExportLine read = ParseExportLine(line, owner_path);
+      if (!read.record) {
+        Bad(counts_.lines, read.error);
+      } else if (read.record->ttl_at && *read.record->ttl_at < now_) {
+        ++counts_.expired;
+      } else {
+        Pending item;
+        item.line = counts_.lines;
+        item.key = read.record->key;
+        item.owner = AggregateRef{scope_.context, scope_.aggregate, owner_tenant,
+                                  read.record->owner_id};
+        batch.push_back(std::move(item));
+      }
+      if (batch.size() >= kBatch) {
+        Flush(batch);
+        if (signals.stop_requested()) {
+          interrupted = true;
+          break;
+        }
+      }
+      progress.Update(bytes, Status());
+    }
+    if (in.bad()) {
+      throw Failure("cannot read the export file \"" + args_.file + "\" after line " +
+                    std::to_string(counts_.lines) + ": " + std::strerror(errno));
+    }
+    if (!interrupted) Flush(batch);
+    progress.Update(bytes, Status(), true);
+    progress.Clear();
+    progress_ = nullptr;
+    PrintSummary(interrupted);
+    if (interrupted) return kExitFailed;
+    return counts_.bad > 0 || counts_.conflicts > 0 ? kExitProblems : kExitOk;
+  }
+
+ private:
+  void Bad(long line, const std::string& why) {
+    ++counts_.bad;
+    Report(fmt::format("line {}: bad line, skipped: {}", line, why));
+  }
+
+  void Report(const std::string& message) {
+    if (progress_) progress_->Clear();
+    std::cerr << "wow: " << message << '\n';
+  }
+
+  std::string Status() const {
+    return fmt::format("{} lines  imported {}  held {}  expired {}  conflicts {}  bad {}",
+                       counts_.lines, counts_.imported, counts_.already_held, counts_.expired,
+                       counts_.conflicts, counts_.bad);
+  }
+
+  void Flush(std::vector<Pending>& batch) {
+    ApplyBatch(*store_, scope_, args_.dry_run, now_, batch);
+    std::exception_ptr failure;
+    for (const Pending& item : batch) {
+      if (item.failure) {
+        if (!failure) failure = item.failure;
+        continue;
+      }
+      switch (item.outcome) {
+        case Pending::Outcome::kImported:
+          ++counts_.imported;
+          break;
+        case Pending::Outcome::kAlreadyHeld:
+          ++counts_.already_held;
+          break;
+        case Pending::Outcome::kBad:
+          Bad(item.line, item.error);
+          break;
+        case Pending::Outcome::kConflict:
+          ++counts_.conflicts;
+          Report(fmt::format("line {}: conflict: key \"{}\" is held by {}, not by {}; not imported",
+                             item.line, item.key,
+                             item.holder ? HolderText(*item.holder) : "another aggregate",
+                             ToString(item.owner)));
+          break;
+      }
+    }
+    batch.clear();
+    if (failure) {
+      // Says what was done before the failure; a second run resumes (the import is idempotent).
+      PrintSummary(false);
+      std::rethrow_exception(failure);
+    }
+  }
+
+  void PrintSummary(bool interrupted) {
+    if (progress_) progress_->Clear();
+    if (globals_.json) {
+      std::cout << json{{"file", args_.file},
+                        {"context", scope_.context},
+                        {"aggregate", scope_.aggregate},
+                        {"tenant", scope_.tenant_id},
+                        {"namespace", scope_.ns},
+                        {"dry_run", args_.dry_run},
+                        {"interrupted", interrupted},
+                        {"lines", counts_.lines},
+                        {"imported", counts_.imported},
+                        {"already_held", counts_.already_held},
+                        {"expired", counts_.expired},
+                        {"conflicts", counts_.conflicts},
+                        {"bad_lines", counts_.bad}}
+                       .dump()
+                << '\n';
+    } else {
+      std::cout << fmt::format(
+          "{}{} into namespace {} of {}/{}, tenant {}{}:\n"
+          "  lines read         {}\n"
+          "  {:<18} {}\n"
+          "  already held       {}\n"
+          "  expired, skipped   {}\n"
+          "  conflicts          {}\n"
+          "  bad lines          {}\n",
+          args_.dry_run ? "Dry run (nothing written): keys of " : "Imported keys of ", args_.file,
+          scope_.ns, scope_.context, scope_.aggregate, TenantLabel(scope_.tenant_id),
+          interrupted ? " (interrupted; run again to finish)" : "", counts_.lines,
+          args_.dry_run ? "would import" : "imported", counts_.imported, counts_.already_held,
+          counts_.expired, counts_.conflicts, counts_.bad);
+    }
+    std::cout.flush();
+  }
+
+  const Globals& globals_;
+  const KeysArgs& args_;
+  ReservationScope scope_;
+  std::unique_ptr<ReservationStore> store_;
+  EpochMillis now_ = 0;
+  Counts counts_;
+  ProgressBar* progress_ = nullptr;
+};
+
+}  // namespace
+
+void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action) {
+  auto* migrate = app.add_subcommand("migrate-data", "Import data of the older version");
+  migrate->require_subcommand(1);
+
+  auto* keys = migrate->add_subcommand(
+      "keys",
+      "Import the confirmed keys of a PrepareKey collection (a mongoexport JSON-lines file) as "
+      "reservations confirmed at UNVERSIONED");
+  auto args = std::make_shared<KeysArgs>();
+  keys->add_option("--file", args->file, "The mongoexport file, one JSON document a line")
+      ->required();
+  keys->add_option("--namespace", args->ns, "The namespace, such as eshop-catalog.brand-name")
+      ->required();
+  keys->add_option("--aggregate", args->aggregate, "The owners' aggregate type, such as brand")
+      ->required();
+  keys->add_option("--tenant", args->tenant,
+                   "The tenant the keys are unique in; \"\" for the system tenant")
+      ->required();
+  keys->add_option("--owner-tenant", args->owner_tenant,
+                   "The owners' tenant (default: --tenant)");
+  keys->add_option("--owner-field", args->owner_field,
+                   "Where the owner id is in a document value, a dotted path (default: id); a "
+                   "value that is a plain string is the owner id itself");
+  keys->add_flag("--dry-run", args->dry_run,
+                 "Read and check every line and report what an import would do; write nothing");
+  keys->callback([&globals, &action, args, keys] {
+    args->owner_tenant_given = keys->count("--owner-tenant") > 0;
+    action = [&globals, args] { return Import(globals, *args).Run(); };
+  });
+}
+
+}  // namespace wow::tool

@@ -1,0 +1,122 @@
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "tool.h"
+#include "wow/error.h"
+#include "wow/model.h"
+
+namespace wow::tool {
+
+namespace {
+
+// The contexts of the file and their partition counts, read from its wow_contexts table with a
+// read-only connection of our own.
+//
+// The store's API has no way to read the partition count of an existing context (EventLog needs
+// Create(P) before anything, and Create with a guessed P would create a missing context), so the
+// tool reads the table the SQLite backend records it in (src/store/sqlite/database.cc). The file
+// was opened and its format checked by OpenSqliteDatabase first.
+std::map<std::string, int> ReadContexts(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> connection(raw, sqlite3_close);
+  auto fail = [&](const std::string& what) {
+    throw Failure("cannot read the contexts of \"" + path + "\": " + what + ": " +
+                  (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(opened)));
+  };
+  if (opened != SQLITE_OK) fail("open");
+  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_stmt* raw_statement = nullptr;
+  if (sqlite3_prepare_v2(raw, "SELECT context, partitions FROM wow_contexts ORDER BY context", -1,
+                         &raw_statement, nullptr) != SQLITE_OK) {
+    fail("prepare");
+  }
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw_statement, sqlite3_finalize);
+  std::map<std::string, int> contexts;
+  for (;;) {
+    const int step = sqlite3_step(raw_statement);
+    if (step == SQLITE_DONE) break;
+    if (step != SQLITE_ROW) fail("query");
+    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(raw_statement, 0));
+    contexts.emplace(name ? name : "", sqlite3_column_int(raw_statement, 1));
+  }
+  return contexts;
+}
+
+std::string Names(const std::map<std::string, int>& contexts) {
+  std::string names;
+  for (const auto& [name, partitions] : contexts) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
+}
+
+}  // namespace
+
+SqliteDatabase& Session::Open(SqliteOptions options) {
+  if (db_) return *db_;
+  std::error_code error;
+  if (!std::filesystem::exists(globals_.db, error)) {
+    throw Failure("no database file at \"" + globals_.db +
+                  "\"; create one with: wow --db " + globals_.db +
+                  " init --context NAME --partitions P");
+  }
+  db_ = OpenSqliteDatabase(globals_.db, options);
+  return *db_;
+}
+
+bool Session::OpenOrCreate(SqliteOptions options) {
+  std::error_code error;
+  const bool existed = std::filesystem::exists(globals_.db, error);
+  db_ = OpenSqliteDatabase(globals_.db, options);
+  return existed;
+}
+
+const std::map<std::string, int>& Session::Contexts() {
+  if (!contexts_) {
+    Open();
+    contexts_ = ReadContexts(globals_.db);
+  }
+  return *contexts_;
+}
+
+const std::string& Session::Context() {
+  if (!context_.empty()) return context_;
+  const auto& contexts = Contexts();
+  if (!globals_.context.empty()) {
+    ValidateTypeName(globals_.context, "context");
+    if (!contexts.contains(globals_.context)) {
+      throw Failure("\"" + globals_.db + "\" has no context \"" + globals_.context + "\"" +
+                    (contexts.empty() ? std::string("; create it with wow init")
+                                      : "; it has: " + Names(contexts)));
+    }
+    context_ = globals_.context;
+  } else if (contexts.size() == 1) {
+    context_ = contexts.begin()->first;
+  } else if (contexts.empty()) {
+    throw Failure("\"" + globals_.db +
+                  "\" has no context yet; create one with: wow --db " + globals_.db +
+                  " init --context NAME --partitions P");
+  } else {
+    throw Failure("\"" + globals_.db + "\" has several contexts (" + Names(contexts) +
+                  "); name one with --context", kExitUsage);
+  }
+  return context_;
+}
+
+int Session::Partitions() { return Contexts().at(Context()); }
+
+EventLog& Session::Log() {
+  if (!log_) {
+    const int partitions = Partitions();
+    log_ = NewSqliteEventLog(db_, Context(), SystemClock::Instance());
+    log_->Create(partitions);
+  }
+  return *log_;
+}
+
+}  // namespace wow::tool

@@ -1,0 +1,87 @@
+// The `wow` tool's shared pieces: the global options, the exit codes, the failure type, and the
+// session that opens a store file for one command.
+//
+// Every command runs on the main thread; a Session is used by one command at a time.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "wow/event_log.h"
+#include "wow/sqlite.h"
+
+namespace wow::tool {
+
+// The exit codes (docs/TOOL.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;    // an error: nothing or only part was done
+inline constexpr int kExitUsage = 2;     // bad flags or arguments
+inline constexpr int kExitNotFound = 3;  // a find found nothing
+inline constexpr int kExitProblems = 4;  // migrate-data finished, with bad lines or conflicts
+
+// A failure the tool reports as "wow: <message>" on stderr, exiting with `exit_code`.
+class Failure : public std::runtime_error {
+ public:
+  explicit Failure(const std::string& message, int exit_code = kExitFailed)
+      : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+// The options every command takes.
+struct Globals {
+  std::string db;
+  std::string context;  // empty when not given
+  bool json = false;
+};
+
+// What a parsed command does; set by the command's CLI11 callback, run after parsing.
+using Action = std::function<int()>;
+
+// One command's view of the store file named by --db.
+class Session {
+ public:
+  explicit Session(const Globals& globals) : globals_(globals) {}
+
+  // Opens the file, which must exist (commands other than init never create one).
+  // Throws Failure or wow::Error.
+  SqliteDatabase& Open(SqliteOptions options = {});
+  // Opens the file, creating it when missing. Returns whether it existed.
+  bool OpenOrCreate(SqliteOptions options = {});
+  const std::shared_ptr<SqliteDatabase>& db() const { return db_; }
+
+  // The contexts recorded in the file and their partition counts.
+  const std::map<std::string, int>& Contexts();
+  // --context when given, else the file's only context. Throws Failure when the file has no such
+  // context (or none, or several and --context is missing).
+  const std::string& Context();
+  // The partition count of Context().
+  int Partitions();
+  // The log of Context(), created (checked) with its recorded partition count.
+  EventLog& Log();
+
+  const Globals& globals() const { return globals_; }
+
+ private:
+  const Globals& globals_;
+  std::shared_ptr<SqliteDatabase> db_;
+  std::optional<std::map<std::string, int>> contexts_;
+  std::string context_;
+  std::unique_ptr<EventLog> log_;
+};
+
+// Each file adds its commands to the app; a parsed command sets `action`.
+void AddInitCommand(CLI::App& app, Globals& globals, Action& action);
+void AddLogCommands(CLI::App& app, Globals& globals, Action& action);
+void AddReservationCommands(CLI::App& app, Globals& globals, Action& action);
+void AddTimerCommands(CLI::App& app, Globals& globals, Action& action);
+void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action);
+
+}  // namespace wow::tool
