@@ -45,8 +45,8 @@ std::string HoldsText(const std::set<std::string>& holds) {
 
 std::string FormatTime(EpochMillis millis) {
   using namespace std::chrono;
-  constexpr EpochMillis kYear0 = -62'167'219'200'000;        // 0000-01-01T00:00:00Z
-  constexpr EpochMillis kYear10000 = 253'402'300'800'000;    // 10000-01-01T00:00:00Z
+  constexpr EpochMillis kYear0 = -62'167'219'200'000;      // 0000-01-01T00:00:00Z
+  constexpr EpochMillis kYear10000 = 253'402'300'800'000;  // 10000-01-01T00:00:00Z
   if (millis < kYear0 || millis >= kYear10000) return std::to_string(millis);
   EpochMillis days = millis / kMillisPerDay;
   EpochMillis rest = millis % kMillisPerDay;
@@ -68,9 +68,9 @@ std::optional<EpochMillis> ParseIsoTime(std::string_view text) {
   const auto hour = Digits(text, 11, 2);
   const auto minute = Digits(text, 14, 2);
   const auto second = Digits(text, 17, 2);
-  if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' ||
-      text[7] != '-' || (text[10] != 'T' && text[10] != 't' && text[10] != ' ') ||
-      text[13] != ':' || text[16] != ':' || *hour > 23 || *minute > 59 || *second > 60) {
+  if (!year || !month || !day || !hour || !minute || !second || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || text[13] != ':' ||
+      text[16] != ':' || *hour > 23 || *minute > 59 || *second > 60) {
     return std::nullopt;
   }
   const year_month_day date{std::chrono::year{*year}, std::chrono::month(*month),
@@ -141,9 +141,9 @@ std::string EntryText(const Stream& stream, const std::optional<Position>& posit
     if (fact.kind == TimerFact::Kind::kCancel) {
       text += fmt::format("  cancel timer \"{}\"\n", fact.key);
     } else {
-      text += fmt::format("  schedule timer \"{}\" at {}: {} {} to {}\n", fact.key,
-                          FormatTime(fact.due_at), fact.command_type, fact.body,
-                          ToString(fact.target));
+      text +=
+          fmt::format("  schedule timer \"{}\" at {}: {} {} to {}\n", fact.key,
+                      FormatTime(fact.due_at), fact.command_type, fact.body, ToString(fact.target));
     }
   }
   return text;
@@ -180,8 +180,7 @@ std::string ReservationText(const Reservation& reservation, EpochMillis now) {
   std::string text = fmt::format(
       "key       {}\nowner     {}\n          (aggregate {}, tenant {}, id {})\nstate     {}\n",
       reservation.key, ToString(reservation.owner), reservation.owner.aggregate,
-      TenantLabel(reservation.owner.tenant_id), reservation.owner.id,
-      StateName(reservation.state));
+      TenantLabel(reservation.owner.tenant_id), reservation.owner.id, StateName(reservation.state));
   if (reservation.state == ReservationState::kConfirmed) {
     text += fmt::format("version   {}{}\n", reservation.version,
                         reservation.version == kUnversioned ? " (UNVERSIONED: imported)" : "");
@@ -214,9 +213,9 @@ std::string TimerText(const Timer& timer) {
       "due at     {}\nstate      {}\nattempt    {}\ntarget     {}\ncommand    {} {}\n"
       "rule       {} (max attempts {}, backoff {} ms up to {} ms)\n",
       ToString(timer.owner), timer.key, timer.partition, timer.timer_id, timer.version,
-      FormatTime(timer.due_at), TimerStateName(timer.state), timer.attempt,
-      ToString(timer.target), timer.command_type, timer.body, timer.rule.type,
-      timer.rule.max_attempts, timer.rule.backoff_ms, timer.rule.max_backoff_ms);
+      FormatTime(timer.due_at), TimerStateName(timer.state), timer.attempt, ToString(timer.target),
+      timer.command_type, timer.body, timer.rule.type, timer.rule.max_attempts,
+      timer.rule.backoff_ms, timer.rule.max_backoff_ms);
 }
 
 }  // namespace wow::tool

@@ -67,17 +67,18 @@ int Head(const Globals& globals, std::optional<int> partition) {
   std::vector<int> partitions;
   if (partition) {
     if (*partition >= log.partitions()) {
-      throw Failure(fmt::format("partition {} is out of range: context \"{}\" has partitions 0 to {}",
-                                *partition, log.context(), log.partitions() - 1),
-                    kExitUsage);
+      throw Failure(
+          fmt::format("partition {} is out of range: context \"{}\" has partitions 0 to {}",
+                      *partition, log.context(), log.partitions() - 1),
+          kExitUsage);
     }
     partitions.push_back(*partition);
   } else {
     for (int p = 0; p < log.partitions(); ++p) partitions.push_back(p);
   }
   json heads = json::array();
-  std::string text = fmt::format("context {}, {} partitions\npartition  head\n", log.context(),
-                                 log.partitions());
+  std::string text =
+      fmt::format("context {}, {} partitions\npartition  head\n", log.context(), log.partitions());
   for (const int p : partitions) {
     const Sequence head = log.Head(p);
     heads.push_back({{"partition", p}, {"head", head}});
@@ -112,8 +113,8 @@ int Read(const Globals& globals, const ReadArgs& args) {
   std::vector<Version> versions;
   for (const Stream& stream : streams) versions.push_back(stream.version);
   // The positions, read in one query; the streams themselves come from Read (no transport).
-  std::vector<Entry> entries = versions.empty() ? std::vector<Entry>{}
-                                                : log.ReadEntries(ref, versions);
+  std::vector<Entry> entries =
+      versions.empty() ? std::vector<Entry>{} : log.ReadEntries(ref, versions);
   std::size_t next = 0;
   for (const Stream& stream : streams) {
     std::optional<Position> position;
@@ -129,7 +130,8 @@ int Read(const Globals& globals, const ReadArgs& args) {
   }
   if (streams.empty()) {
     std::cerr << fmt::format("wow: no streams of {} from version {} to {}\n", ToString(ref),
-                             args.from, args.to == kAnyVersion ? "the last" : std::to_string(args.to));
+                             args.from,
+                             args.to == kAnyVersion ? "the last" : std::to_string(args.to));
     return kExitNotFound;
   }
   return kExitOk;
@@ -229,7 +231,8 @@ void AddLogCommands(CLI::App& app, Globals& globals, Action& action) {
   tail->add_option("--partition", tail_args->partition, "The partition")
       ->required()
       ->check(CLI::NonNegativeNumber);
-  tail->add_option("--after", tail_args->after, "Start after this sequence (default 0: from the start)")
+  tail->add_option("--after", tail_args->after,
+                   "Start after this sequence (default 0: from the start)")
       ->check(CLI::NonNegativeNumber);
   tail->add_option("--limit", tail_args->limit, "Stop after this many entries (default: no limit)")
       ->check(CLI::NonNegativeNumber);

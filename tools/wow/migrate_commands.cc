@@ -87,9 +87,8 @@ void Apply(ReservationStore& store, const ReservationScope& scope, bool dry_run,
       item.outcome = Pending::Outcome::kAlreadyHeld;
       return;
     }
-    const bool others_live = found && !mine &&
-                             (found->state == ReservationState::kConfirmed ||
-                              found->expires_at > now);
+    const bool others_live =
+        found && !mine && (found->state == ReservationState::kConfirmed || found->expires_at > now);
     if (dry_run) {
       item.outcome = others_live ? Pending::Outcome::kConflict : Pending::Outcome::kImported;
       if (others_live) item.holder = std::move(found);
@@ -140,8 +139,7 @@ class Import {
     }
     std::ifstream in(args_.file, std::ios::binary);
     if (!in) {
-      throw Failure("cannot read the export file \"" + args_.file + "\": " +
-                    std::strerror(errno));
+      throw Failure("cannot read the export file \"" + args_.file + "\": " + std::strerror(errno));
     }
     std::error_code size_error;
     const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
@@ -182,8 +180,8 @@ class Import {
         Pending item;
         item.line = counts_.lines;
         item.key = read.record->key;
-        item.owner = AggregateRef{scope_.context, scope_.aggregate, owner_tenant,
-                                  read.record->owner_id};
+        item.owner =
+            AggregateRef{scope_.context, scope_.aggregate, owner_tenant, read.record->owner_id};
         batch.push_back(std::move(item));
       }
       if (batch.size() >= kBatch) {
@@ -325,8 +323,7 @@ void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action) {
   keys->add_option("--tenant", args->tenant,
                    "The tenant the keys are unique in; \"\" for the system tenant")
       ->required();
-  keys->add_option("--owner-tenant", args->owner_tenant,
-                   "The owners' tenant (default: --tenant)");
+  keys->add_option("--owner-tenant", args->owner_tenant, "The owners' tenant (default: --tenant)");
   keys->add_option("--owner-field", args->owner_field,
                    "Where the owner id is in a document value, a dotted path (default: id); a "
                    "value that is a plain string is the owner id itself");

@@ -83,13 +83,13 @@ ExportLine ParseExportLine(std::string_view line, const std::vector<std::string>
   if (!owner->is_string()) {
     for (const std::string& field : owner_path) {
       if (!owner->is_object() || WrappedString(*owner) != nullptr) {
-        return bad("\"value\" has no field \"" + Joined(owner_path) + "\" (the owner id): " +
-                   Shown(*value));
+        return bad("\"value\" has no field \"" + Joined(owner_path) +
+                   "\" (the owner id): " + Shown(*value));
       }
       const auto next = owner->find(field);
       if (next == owner->end()) {
-        return bad("\"value\" has no field \"" + Joined(owner_path) + "\" (the owner id): " +
-                   Shown(*value));
+        return bad("\"value\" has no field \"" + Joined(owner_path) +
+                   "\" (the owner id): " + Shown(*value));
       }
       owner = &*next;
     }
@@ -101,8 +101,8 @@ ExportLine ParseExportLine(std::string_view line, const std::vector<std::string>
   } else if (const std::string* wrapped = WrappedString(*owner)) {
     record.owner_id = *wrapped;
   } else {
-    return bad("the owner id at \"value." + Joined(owner_path) + "\" is not a string: " +
-               Shown(*owner));
+    return bad("the owner id at \"value." + Joined(owner_path) +
+               "\" is not a string: " + Shown(*owner));
   }
   if (record.owner_id.empty()) return bad("the owner id is empty");
 

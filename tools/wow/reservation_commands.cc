@@ -23,9 +23,9 @@ struct ScopeArgs {
   std::string aggregate;
   std::string tenant;
   std::string ns;
-  std::string key;        // find
-  std::string after;      // list
-  int limit = 100;        // list
+  std::string key;    // find
+  std::string after;  // list
+  int limit = 100;    // list
 };
 
 ReservationScope ScopeOf(Session& session, const ScopeArgs& args) {
@@ -48,7 +48,8 @@ int Find(const Globals& globals, const ScopeArgs& args) {
     if (globals.json) {
       std::cout << "null\n";
     } else {
-      std::cerr << fmt::format("wow: no reservation of key \"{}\" in {}\n", args.key, ScopeText(scope));
+      std::cerr << fmt::format("wow: no reservation of key \"{}\" in {}\n", args.key,
+                               ScopeText(scope));
     }
     return kExitNotFound;
   }
@@ -83,14 +84,15 @@ int List(const Globals& globals, const ScopeArgs& args) {
                            page.size() == 1 ? "" : "s",
                            args.after.empty() ? "" : " after \"" + args.after + "\"");
   if (page.empty()) return kExitOk;
-  std::cout << fmt::format("{:<24}  {:<9}  {:<24}  {:>7}  {:<24}  {}\n", "KEY", "STATE",
-                           "OWNER ID", "VERSION", "EXPIRES", "HOLDS");
+  std::cout << fmt::format("{:<24}  {:<9}  {:<24}  {:>7}  {:<24}  {}\n", "KEY", "STATE", "OWNER ID",
+                           "VERSION", "EXPIRES", "HOLDS");
   for (const Reservation& r : page) {
     const bool confirmed = r.state == ReservationState::kConfirmed;
     std::string holds;
     for (const std::string& hold : r.holds) holds += (holds.empty() ? "" : ",") + hold;
     std::string owner = r.owner.id;
-    if (r.owner.tenant_id != scope.tenant_id) owner += " (tenant " + TenantLabel(r.owner.tenant_id) + ")";
+    if (r.owner.tenant_id != scope.tenant_id)
+      owner += " (tenant " + TenantLabel(r.owner.tenant_id) + ")";
     std::cout << fmt::format(
         "{:<24}  {:<9}  {:<24}  {:>7}  {:<24}  {}\n", r.key, StateName(r.state), owner,
         confirmed ? std::to_string(r.version) : "-",
@@ -106,8 +108,9 @@ int List(const Globals& globals, const ScopeArgs& args) {
 void AddScopeOptions(CLI::App& command, ScopeArgs& args) {
   command.add_option("--aggregate", args.aggregate, "The owners' aggregate type, such as brand")
       ->required();
-  command.add_option("--tenant", args.tenant,
-                     "The tenant; \"\" for the system tenant (keys unique across tenants)")
+  command
+      .add_option("--tenant", args.tenant,
+                  "The tenant; \"\" for the system tenant (keys unique across tenants)")
       ->required();
   command.add_option("--namespace", args.ns, "The namespace, such as eshop-catalog.brand-name")
       ->required();

@@ -61,9 +61,8 @@ SqliteDatabase& Session::Open(SqliteOptions options) {
   if (db_) return *db_;
   std::error_code error;
   if (!std::filesystem::exists(globals_.db, error)) {
-    throw Failure("no database file at \"" + globals_.db +
-                  "\"; create one with: wow --db " + globals_.db +
-                  " init --context NAME --partitions P");
+    throw Failure("no database file at \"" + globals_.db + "\"; create one with: wow --db " +
+                  globals_.db + " init --context NAME --partitions P");
   }
   db_ = OpenSqliteDatabase(globals_.db, options);
   return *db_;
@@ -98,12 +97,12 @@ const std::string& Session::Context() {
   } else if (contexts.size() == 1) {
     context_ = contexts.begin()->first;
   } else if (contexts.empty()) {
-    throw Failure("\"" + globals_.db +
-                  "\" has no context yet; create one with: wow --db " + globals_.db +
-                  " init --context NAME --partitions P");
+    throw Failure("\"" + globals_.db + "\" has no context yet; create one with: wow --db " +
+                  globals_.db + " init --context NAME --partitions P");
   } else {
     throw Failure("\"" + globals_.db + "\" has several contexts (" + Names(contexts) +
-                  "); name one with --context", kExitUsage);
+                      "); name one with --context",
+                  kExitUsage);
   }
   return context_;
 }

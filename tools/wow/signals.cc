@@ -28,8 +28,7 @@ bool BlockStopSignals() {
 }  // namespace
 
 StopOnSignals::StopOnSignals()
-    : blocked_(BlockStopSignals()),
-      watcher_([this](std::stop_token own) {
+    : blocked_(BlockStopSignals()), watcher_([this](std::stop_token own) {
         const sigset_t set = StopSignals();
         // Waits in short slices so the destructor can end the watcher when no signal came.
         const timespec slice{0, 100'000'000};

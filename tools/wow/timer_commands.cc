@@ -67,9 +67,10 @@ int Due(const Globals& globals, const DueArgs& args) {
   std::set<int> partitions;
   for (const int p : args.partitions) {
     if (p >= count) {
-      throw Failure(fmt::format("partition {} is out of range: context \"{}\" has partitions 0 to {}",
-                                p, session.Context(), count - 1),
-                    kExitUsage);
+      throw Failure(
+          fmt::format("partition {} is out of range: context \"{}\" has partitions 0 to {}", p,
+                      session.Context(), count - 1),
+          kExitUsage);
     }
     partitions.insert(p);
   }
@@ -79,9 +80,11 @@ int Due(const Globals& globals, const DueArgs& args) {
   const std::optional<EpochMillis> until =
       ParseTimeArgument(args.until, SystemClock::Instance()->NowMillis());
   if (!until) {
-    throw Failure("--until must be \"now\", milliseconds since the epoch or an ISO-8601 time "
-                  "such as 2024-05-01T10:00:00Z, not \"" + args.until + "\"",
-                  kExitUsage);
+    throw Failure(
+        "--until must be \"now\", milliseconds since the epoch or an ISO-8601 time "
+        "such as 2024-05-01T10:00:00Z, not \"" +
+            args.until + "\"",
+        kExitUsage);
   }
   const std::vector<Timer> due = timers->Due(partitions, *until, args.limit);
   if (globals.json) {

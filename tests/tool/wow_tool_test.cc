@@ -1,0 +1,769 @@
+// The `wow` tool, run as a program: each test spawns the built binary (WOW_TOOL_PATH) on a fresh
+// database file, which the test fills through the library, and checks its output and exit code.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/temp_dir.h"
+#include "wow/event_log.h"
+#include "wow/model.h"
+#include "wow/reservation_store.h"
+#include "wow/sqlite.h"
+#include "wow/timer_store.h"
+
+extern char** environ;
+
+namespace wow {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kContext = "eshop-catalog";
+constexpr const char* kBrandNames = "eshop-catalog.brand-name";
+constexpr int kPartitions = 4;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<json> JsonLines(const std::string& text) {
+  std::vector<json> documents;
+  for (const std::string& line : Lines(text)) documents.push_back(json::parse(line));
+  return documents;
+}
+
+// Waits for `pid` to end, at most `timeout`; kills it when it did not. Returns its exit code, or
+// 128 + the signal that ended it.
+int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "the tool did not end within " << timeout.count() << " ms; killing it";
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+class WowToolTest : public ::testing::Test {
+ protected:
+  // Starts the tool with `args` after "--db <file>", its output going to files (or `out_path`,
+  // a terminal, for both when given).
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path = "") {
+    std::vector<std::string> argv{WOW_TOOL_PATH, "--db", db_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> pointers;
+    for (std::string& arg : argv) pointers.push_back(arg.data());
+    pointers.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (out_path.empty()) {
+      posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                       0644);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY, 0);
+    }
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawned =
+        posix_spawn(&pid, WOW_TOOL_PATH, &actions, nullptr, pointers.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(spawned, 0) << "cannot start " << WOW_TOOL_PATH;
+    return pid;
+  }
+
+  Result Collect(pid_t pid, std::chrono::milliseconds timeout = 30s) {
+    Result result;
+    result.exit_code = WaitFor(pid, timeout);
+    result.out = ReadFile(out_);
+    result.err = ReadFile(err_);
+    return result;
+  }
+
+  // Runs `wow --db <file> args...` to its end.
+  Result Run(const std::vector<std::string>& args) { return Collect(Spawn(args)); }
+
+  // A failure: a message on stderr, no crash, no stack trace.
+  static void ExpectCleanFailure(const Result& result) {
+    EXPECT_THAT(result.err, HasSubstr("wow: "));
+    EXPECT_THAT(result.err, Not(HasSubstr("terminate")));
+    EXPECT_THAT(result.err, Not(HasSubstr("Aborted")));
+    EXPECT_THAT(result.err, Not(HasSubstr("Sanitizer")));
+  }
+
+  std::shared_ptr<SqliteDatabase> Db() {
+    if (!db_handle_) {
+      SqliteOptions options;
+      options.synchronous = SqliteOptions::Synchronous::kNormal;
+      db_handle_ = OpenSqliteDatabase(db_, options);
+    }
+    return db_handle_;
+  }
+
+  std::unique_ptr<EventLog> Log() {
+    auto log = NewSqliteEventLog(Db(), kContext, SystemClock::Instance());
+    log->Create(kPartitions);
+    return log;
+  }
+
+  static AggregateRef Brand(const std::string& tenant, const std::string& id) {
+    return AggregateRef{kContext, "brand", tenant, id};
+  }
+
+  static Stream MakeStream(const AggregateRef& ref, Version version, const std::string& event,
+                           const std::string& body) {
+    Stream stream;
+    stream.ref = ref;
+    stream.version = version;
+    stream.request_id = ref.id + "-request-" + std::to_string(version);
+    stream.events.push_back({event, body});
+    stream.time = 1'714'557'600'000 + version;  // 2024-05-01T10:00:00Z
+    return stream;
+  }
+
+  Position Append(EventLog& log, const Stream& stream) {
+    const AppendResult result = log.Append(stream);
+    EXPECT_TRUE(result.appended()) << "kind " << static_cast<int>(result.kind()) << ": "
+                                   << result.reason();  // KindName is declared, not defined
+    return result.position();
+  }
+
+  static ReservationScope BrandNames(const std::string& tenant) {
+    return ReservationScope{kContext, "brand", tenant, kBrandNames};
+  }
+
+  testing_support::TempDir dir_;
+  const std::string db_ = dir_.File("store.db");
+  const std::string out_ = dir_.File("stdout.txt");
+  const std::string err_ = dir_.File("stderr.txt");
+  std::shared_ptr<SqliteDatabase> db_handle_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// init, and what every command needs
+
+TEST_F(WowToolTest, InitCreatesTheLogThenChecksItAndRefusesAnotherPartitionCount) {
+  Result created = Run({"init", "--context", kContext, "--partitions", "4"});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_THAT(created.out,
+              HasSubstr("Created the log of context \"eshop-catalog\" with 4 partitions"));
+  EXPECT_TRUE(std::filesystem::exists(db_));
+
+  Result again = Run({"init", "--context", kContext, "--partitions", "4", "--json"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  const json report = json::parse(again.out);
+  EXPECT_EQ(report["partitions"], 4);
+  EXPECT_EQ(report["created_context"], false);
+  EXPECT_EQ(report["created_file"], false);
+
+  Result refused = Run({"init", "--context", kContext, "--partitions", "8"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_THAT(refused.err, HasSubstr("has 4 partitions, not 8"));
+  ExpectCleanFailure(refused);
+  EXPECT_EQ(Log()->partitions(), 4);  // nothing changed
+}
+
+TEST_F(WowToolTest, InitRejectsBadFlagsWithUsageErrors) {
+  Result no_context = Run({"init", "--partitions", "4"});
+  EXPECT_EQ(no_context.exit_code, 2);
+  EXPECT_THAT(no_context.err, HasSubstr("--context"));
+
+  Result zero = Run({"init", "--context", kContext, "--partitions", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  ExpectCleanFailure(zero);
+
+  Result bad_name = Run({"init", "--context", "Bad Name", "--partitions", "4"});
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_THAT(bad_name.err, HasSubstr("context"));
+  ExpectCleanFailure(bad_name);
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(WowToolTest, CommandsOtherThanInitNeedAnExistingFileAndCreateNone) {
+  Result result = Run({"log", "head"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("no database file at"));
+  ExpectCleanFailure(result);
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(WowToolTest, UsageErrorsExitWithTwo) {
+  Result no_command = Run({});
+  EXPECT_EQ(no_command.exit_code, 2);
+  Result unknown = Run({"log", "sideways"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  ExpectCleanFailure(unknown);
+  Result missing = Run({"reservations", "find", "--aggregate", "brand"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--tenant"));
+}
+
+TEST_F(WowToolTest, TheContextIsTheFilesOnlyOneOrMustBeNamed) {
+  Log();
+  Result only = Run({"log", "head", "--json"});
+  EXPECT_EQ(only.exit_code, 0) << only.err;
+  EXPECT_EQ(json::parse(only.out)["context"], kContext);
+
+  NewSqliteEventLog(Db(), "ordering", SystemClock::Instance())->Create(2);
+  Result several = Run({"log", "head"});
+  EXPECT_EQ(several.exit_code, 2);
+  EXPECT_THAT(several.err, HasSubstr("eshop-catalog, ordering"));
+
+  Result named = Run({"log", "head", "--context", "ordering", "--json"});
+  EXPECT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(json::parse(named.out)["partitions"], 2);
+
+  Result unknown = Run({"--context", "billing", "log", "head"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("has no context \"billing\""));
+}
+
+// ---------------------------------------------------------------------------------------------
+// log head | read | tail
+
+TEST_F(WowToolTest, LogHeadPrintsEveryPartitionOrOne) {
+  auto log = Log();
+  const Position first = Append(*log, MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", "{}"));
+  Append(*log, MakeStream(Brand("acme", "b-1"), 2, "BrandRenamed", "{}"));
+  Append(*log, MakeStream(Brand("acme", "b-2"), 1, "BrandCreated", "{}"));
+
+  Result all = Run({"log", "head", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const json report = json::parse(all.out);
+  ASSERT_EQ(report["heads"].size(), 4u);
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(report["heads"][p]["partition"], p);
+    EXPECT_EQ(report["heads"][p]["head"], log->Head(p));
+  }
+
+  Result text = Run({"log", "head"});
+  EXPECT_THAT(text.out, HasSubstr("partition  head"));
+  EXPECT_EQ(Lines(text.out).size(), 2u + kPartitions);
+
+  Result one = Run({"log", "head", "--partition", std::to_string(first.partition), "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(json::parse(one.out)["heads"],
+            json::array({{{"partition", first.partition}, {"head", log->Head(first.partition)}}}));
+
+  Result out_of_range = Run({"log", "head", "--partition", "4"});
+  EXPECT_EQ(out_of_range.exit_code, 2);
+  EXPECT_THAT(out_of_range.err, HasSubstr("partitions 0 to 3"));
+}
+
+TEST_F(WowToolTest, LogReadPrintsAnAggregatesStreamsInVersionOrder) {
+  auto log = Log();
+  Stream created = MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", R"({"name":"Contoso"})");
+  created.reserved.push_back({kBrandNames, "contoso", ReservationTenancy::kTenant});
+  Stream renamed = MakeStream(Brand("acme", "b-1"), 2, "BrandRenamed", R"({"name":"Fabrikam"})");
+  renamed.reserved.push_back({kBrandNames, "fabrikam", ReservationTenancy::kTenant});
+  renamed.released.push_back({kBrandNames, "contoso", ReservationTenancy::kTenant});
+  const Position at1 = Append(*log, created);
+  Append(*log, MakeStream(Brand("acme", "b-2"), 1, "BrandCreated", "{}"));
+  const Position at2 = Append(*log, renamed);
+
+  Result text = Run({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id", "b-1"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("brand tenant acme id b-1 version 1, 2024-05-01T10:00:00.001Z"));
+  EXPECT_THAT(text.out, HasSubstr("  event BrandCreated {\"name\":\"Contoso\"}"));
+  EXPECT_THAT(text.out, HasSubstr("  reserve eshop-catalog.brand-name \"fabrikam\""));
+  EXPECT_THAT(text.out, HasSubstr("  release eshop-catalog.brand-name \"contoso\""));
+  EXPECT_LT(text.out.find("BrandCreated"), text.out.find("BrandRenamed"));
+
+  Result lines =
+      Run({"--json", "log", "read", "--aggregate", "brand", "--tenant", "acme", "--id", "b-1"});
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  const std::vector<json> entries = JsonLines(lines.out);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]["stream"]["version"], 1);
+  EXPECT_EQ(entries[0]["partition"], at1.partition);
+  EXPECT_EQ(entries[0]["sequence"], at1.sequence);
+  EXPECT_EQ(entries[1]["sequence"], at2.sequence);
+  EXPECT_EQ(entries[1]["stream"]["events"][0]["type"], "BrandRenamed");
+
+  Result from2 = Run({"--json", "log", "read", "--aggregate", "brand", "--tenant", "acme", "--id",
+                      "b-1", "--from", "2"});
+  ASSERT_EQ(JsonLines(from2.out).size(), 1u);
+  EXPECT_EQ(JsonLines(from2.out)[0]["stream"]["version"], 2);
+  Result to1 = Run({"--json", "log", "read", "--aggregate", "brand", "--tenant", "acme", "--id",
+                    "b-1", "--to", "1"});
+  ASSERT_EQ(JsonLines(to1.out).size(), 1u);
+  EXPECT_EQ(JsonLines(to1.out)[0]["stream"]["version"], 1);
+
+  Result none = Run({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id", "b-404"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_THAT(none.err, HasSubstr("no streams of eshop-catalog/brand/acme/b-404"));
+
+  Result bad_type = Run({"log", "read", "--aggregate", "Brand!", "--tenant", "acme", "--id", "x"});
+  EXPECT_EQ(bad_type.exit_code, 2);
+  ExpectCleanFailure(bad_type);
+}
+
+TEST_F(WowToolTest, LogTailPrintsAPartitionInSequenceOrder) {
+  auto log = Log();
+  const AggregateRef b1 = Brand("acme", "b-1");
+  const int partition = PartitionOf(b1.tenant_id, b1.id, kPartitions);
+  for (Version v = 1; v <= 5; ++v) Append(*log, MakeStream(b1, v, "Touched", "{}"));
+
+  Result all = Run({"--json", "log", "tail", "--partition", std::to_string(partition)});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const std::vector<json> entries = JsonLines(all.out);
+  ASSERT_EQ(entries.size(), 5u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i]["partition"], partition);
+    EXPECT_EQ(entries[i]["sequence"], static_cast<Sequence>(i + 1));
+    EXPECT_EQ(entries[i]["stream"]["version"], static_cast<Version>(i + 1));
+  }
+
+  Result after =
+      Run({"--json", "log", "tail", "--partition", std::to_string(partition), "--after", "3"});
+  ASSERT_EQ(JsonLines(after.out).size(), 2u);
+  EXPECT_EQ(JsonLines(after.out)[0]["sequence"], 4);
+
+  Result limited = Run({"log", "tail", "--partition", std::to_string(partition), "--limit", "2"});
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_THAT(limited.out, HasSubstr("partition " + std::to_string(partition) + " sequence 2: "));
+  EXPECT_THAT(limited.out, Not(HasSubstr("sequence 3:")));
+
+  Result out_of_range = Run({"log", "tail", "--partition", "9"});
+  EXPECT_EQ(out_of_range.exit_code, 2);
+  EXPECT_THAT(out_of_range.err, HasSubstr("partitions 0 to 3"));
+}
+
+TEST_F(WowToolTest, LogTailFollowSeesANewAppendAndStopsOnSigterm) {
+  auto log = Log();
+  const AggregateRef b1 = Brand("acme", "b-1");
+  const int partition = PartitionOf(b1.tenant_id, b1.id, kPartitions);
+  Append(*log, MakeStream(b1, 1, "BrandCreated", "{}"));
+
+  const pid_t pid =
+      Spawn({"--json", "log", "tail", "--partition", std::to_string(partition), "--follow"});
+  auto lines = [&] { return Lines(ReadFile(out_)).size(); };
+  ASSERT_TRUE(Eventually([&] { return lines() == 1; }, 10s)) << ReadFile(err_);
+
+  Append(*log, MakeStream(b1, 2, "BrandRenamed", "{}"));
+  ASSERT_TRUE(Eventually([&] { return lines() == 2; }, 10s)) << ReadFile(err_);
+  EXPECT_EQ(JsonLines(ReadFile(out_))[1]["stream"]["events"][0]["type"], "BrandRenamed");
+
+  const auto stopping = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  const Result result = Collect(pid, 5s);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, 3s);
+}
+
+TEST_F(WowToolTest, LogTailFollowStopsOnSigintToo) {
+  Log();
+  const pid_t pid = Spawn({"log", "tail", "--partition", "0", "--follow"});
+  std::this_thread::sleep_for(300ms);  // let it start waiting
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const Result result = Collect(pid, 5s);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// reservations find | list
+
+TEST_F(WowToolTest, ReservationsFindPrintsTheHolderAndList_PagesANamespace) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "contoso", Brand("acme", "b-1"), 3));
+  ASSERT_TRUE(
+      store->Reserve(BrandNames("acme"), "fabrikam", Brand("acme", "b-2"), "attempt-1", 1h));
+  ASSERT_TRUE(store->Confirm(BrandNames(""), "global", Brand("acme", "b-3"), 1));
+
+  Result found = Run({"reservations", "find", "--aggregate", "brand", "--tenant", "acme",
+                      "--namespace", kBrandNames, "--key", "contoso"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_THAT(found.out, HasSubstr("owner     eshop-catalog/brand/acme/b-1"));
+  EXPECT_THAT(found.out, HasSubstr("state     confirmed"));
+  EXPECT_THAT(found.out, HasSubstr("version   3"));
+
+  Result pending = Run({"--json", "reservations", "find", "--aggregate", "brand", "--tenant",
+                        "acme", "--namespace", kBrandNames, "--key", "fabrikam"});
+  ASSERT_EQ(pending.exit_code, 0) << pending.err;
+  const json reservation = json::parse(pending.out);
+  EXPECT_EQ(reservation["state"], "pending");
+  EXPECT_EQ(reservation["owner"]["id"], "b-2");
+  EXPECT_EQ(reservation["holds"], json::array({"attempt-1"}));
+  EXPECT_GT(reservation["expires_at"].get<EpochMillis>(), SystemClock::Instance()->NowMillis());
+
+  Result missing = Run({"reservations", "find", "--aggregate", "brand", "--tenant", "acme",
+                        "--namespace", kBrandNames, "--key", "northwind"});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_THAT(missing.err, HasSubstr("no reservation of key \"northwind\""));
+
+  Result list = Run({"reservations", "list", "--aggregate", "brand", "--tenant", "acme",
+                     "--namespace", kBrandNames});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("2 reservations"));
+  EXPECT_LT(list.out.find("contoso"), list.out.find("fabrikam"));
+  EXPECT_THAT(list.out, HasSubstr("attempt-1"));
+
+  Result page = Run({"--json", "reservations", "list", "--aggregate", "brand", "--tenant", "acme",
+                     "--namespace", kBrandNames, "--limit", "1"});
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  const json first = json::parse(page.out);
+  ASSERT_EQ(first["reservations"].size(), 1u);
+  EXPECT_EQ(first["reservations"][0]["key"], "contoso");
+  EXPECT_EQ(first["next_after"], "contoso");
+  Result next = Run({"--json", "reservations", "list", "--aggregate", "brand", "--tenant", "acme",
+                     "--namespace", kBrandNames, "--after", "contoso"});
+  const json second = json::parse(next.out);
+  ASSERT_EQ(second["reservations"].size(), 1u);
+  EXPECT_EQ(second["reservations"][0]["key"], "fabrikam");
+  EXPECT_TRUE(second["next_after"].is_null());
+
+  Result system = Run({"--json", "reservations", "list", "--aggregate", "brand", "--tenant", "",
+                       "--namespace", kBrandNames});
+  ASSERT_EQ(system.exit_code, 0) << system.err;
+  const json system_keys = json::parse(system.out)["reservations"];
+  ASSERT_EQ(system_keys.size(), 1u);
+  EXPECT_EQ(system_keys[0]["key"], "global");
+  EXPECT_EQ(system_keys[0]["owner"]["tenant_id"], "acme");
+}
+
+// ---------------------------------------------------------------------------------------------
+// timers find | due
+
+TEST_F(WowToolTest, TimersFindAndDue) {
+  Log();
+  auto timers = NewSqliteTimerStore(Db(), kContext, kPartitions);
+  const EpochMillis now = SystemClock::Instance()->NowMillis();
+  auto make = [](const AggregateRef& owner, const std::string& key, EpochMillis due_at) {
+    Timer t;
+    t.owner = owner;
+    t.key = key;
+    t.partition = PartitionOf(owner.tenant_id, owner.id, kPartitions);
+    t.timer_id = owner.id + "/" + key;
+    t.version = 1;
+    t.due_at = due_at;
+    t.target = owner;
+    t.command_type = "ExpireBrand";
+    t.body = R"({"reason":"test"})";
+    return t;
+  };
+  const Timer past = make(Brand("acme", "b-1"), "expire", now - 60'000);
+  const Timer future = make(Brand("acme", "b-2"), "remind", 32'503'680'000'000);  // year 3000
+  ASSERT_TRUE(timers->Put(past));
+  ASSERT_TRUE(timers->Put(future));
+
+  Result found = Run({"timers", "find", "--aggregate", "brand", "--tenant", "acme", "--id", "b-1",
+                      "--key", "expire"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_THAT(found.out, HasSubstr("timer id   b-1/expire"));
+  EXPECT_THAT(found.out, HasSubstr("state      PENDING"));
+  EXPECT_THAT(found.out, HasSubstr("command    ExpireBrand {\"reason\":\"test\"}"));
+
+  Result json_found = Run({"--json", "timers", "find", "--aggregate", "brand", "--tenant", "acme",
+                           "--id", "b-2", "--key", "remind"});
+  ASSERT_EQ(json_found.exit_code, 0) << json_found.err;
+  EXPECT_EQ(json::parse(json_found.out)["due_at"], future.due_at);
+
+  Result missing = Run({"timers", "find", "--aggregate", "brand", "--tenant", "acme", "--id", "b-1",
+                        "--key", "nothing"});
+  EXPECT_EQ(missing.exit_code, 3);
+
+  Result due_now = Run({"--json", "timers", "due"});
+  ASSERT_EQ(due_now.exit_code, 0) << due_now.err;
+  const json now_list = json::parse(due_now.out)["timers"];
+  ASSERT_EQ(now_list.size(), 1u);
+  EXPECT_EQ(now_list[0]["timer_id"], "b-1/expire");
+
+  Result due_later = Run({"--json", "timers", "due", "--until", "3000-01-02T00:00:00Z"});
+  const json later_list = json::parse(due_later.out)["timers"];
+  ASSERT_EQ(later_list.size(), 2u);
+  EXPECT_EQ(later_list[1]["timer_id"], "b-2/remind");
+
+  Result limited = Run({"timers", "due", "--until", std::to_string(future.due_at), "--limit", "1"});
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_THAT(limited.out, HasSubstr("1 timer due by"));
+  EXPECT_THAT(limited.out, HasSubstr("b-1"));
+
+  int other = 0;
+  while (other == past.partition || other == future.partition) ++other;
+  Result elsewhere = Run({"--json", "timers", "due", "--until", "3000-01-02T00:00:00Z",
+                          "--partitions", std::to_string(other)});
+  EXPECT_TRUE(json::parse(elsewhere.out)["timers"].empty());
+  Result both = Run({"--json", "timers", "due", "--until", "3000-01-02T00:00:00Z", "--partitions",
+                     std::to_string(past.partition) + "," + std::to_string(future.partition)});
+  EXPECT_EQ(json::parse(both.out)["timers"].size(), 2u);
+
+  Result bad_until = Run({"timers", "due", "--until", "tomorrow"});
+  EXPECT_EQ(bad_until.exit_code, 2);
+  EXPECT_THAT(bad_until.err, HasSubstr("--until"));
+  Result bad_partition = Run({"timers", "due", "--partitions", "7"});
+  EXPECT_EQ(bad_partition.exit_code, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate-data keys
+
+class MigrateDataTest : public WowToolTest {
+ protected:
+  std::string WriteExport(const std::vector<std::string>& lines) {
+    const std::string path = dir_.File("prepare_brand_name.jsonl");
+    std::ofstream out(path, std::ios::binary);
+    for (const std::string& line : lines) out << line << '\n';
+    return path;
+  }
+
+  std::vector<std::string> KeysArgs(const std::string& file) {
+    return {"migrate-data", "keys",        "--file", file,       "--namespace",
+            kBrandNames,    "--aggregate", "brand",  "--tenant", "acme"};
+  }
+
+  std::vector<Reservation> All(const std::string& tenant = "acme") {
+    return NewSqliteReservationStore(Db(), SystemClock::Instance())
+        ->List(BrandNames(tenant), "", 1000);
+  }
+};
+
+// The sample export: what each line is, and what the import makes of it.
+const std::vector<std::string> kSampleExport = {
+    // 1: a document value, held forever (ttlAt null): imported
+    R"({"_id": "contoso", "value": {"id": "b-1", "name": "Contoso"}, "ttlAt": null})",
+    // 2: a plain string value, Long.MAX_VALUE ttlAt (canonical $numberLong): imported
+    R"({"_id": "fabrikam", "value": "b-2", "ttlAt": {"$date": {"$numberLong": "9223372036854775807"}}})",
+    // 3: expired (ISO $date in the past): skipped
+    R"({"_id": "old", "value": {"id": "b-3"}, "ttlAt": {"$date": "2001-01-01T00:00:00.000Z"}})",
+    // 4: not JSON: bad
+    R"({"_id": "broken", )",
+    // 5: blank: ignored
+    "",
+    // 6: no owner id at "id": bad
+    R"({"_id": "northwind", "value": {"owner": {"id": "b-4"}}})",
+    // 7: an $oid owner id, ttlAt in the future: imported
+    R"({"_id": "litware", "value": {"id": {"$oid": "65f0c0ffee0123456789abcd"}}, "ttlAt": {"$date": "2999-01-01T00:00:00Z"}})",
+    // 8: expired ($date as a number of milliseconds)
+    R"({"_id": "numbered", "value": {"id": 42}, "ttlAt": {"$date": 1000}})",
+    // 9: no _id: bad
+    R"({"value": {"id": "b-9"}})",
+    // 10: held by another brand: conflict
+    R"({"_id": "taken", "value": {"id": "b-5"}})",
+    // 11: already held by its owner (confirmed at version 3): already held
+    R"({"_id": "adventure-works", "value": {"id": "b-6"}})",
+};
+
+TEST_F(MigrateDataTest, ImportsConfirmedKeysSkipsExpiredReportsBadLinesAndCountsConflicts) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "taken", Brand("acme", "b-99"), 2));
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "adventure-works", Brand("acme", "b-6"), 3));
+  const std::string file = WriteExport(kSampleExport);
+
+  std::vector<std::string> args = KeysArgs(file);
+  args.push_back("--json");
+  Result first = Run(args);
+  EXPECT_EQ(first.exit_code, 4) << first.err;  // finished, with bad lines and a conflict
+  const json summary = json::parse(first.out);
+  EXPECT_EQ(summary["lines"], 11);
+  EXPECT_EQ(summary["imported"], 3);
+  EXPECT_EQ(summary["already_held"], 1);
+  EXPECT_EQ(summary["expired"], 2);
+  EXPECT_EQ(summary["conflicts"], 1);
+  EXPECT_EQ(summary["bad_lines"], 3);
+  EXPECT_THAT(first.err, HasSubstr("line 4: bad line"));
+  EXPECT_THAT(first.err, HasSubstr("line 6: bad line, skipped: \"value\" has no field \"id\""));
+  EXPECT_THAT(first.err, HasSubstr("line 9: bad line, skipped: no \"_id\""));
+  EXPECT_THAT(first.err, HasSubstr("line 10: conflict: key \"taken\" is held by "
+                                   "eshop-catalog/brand/acme/b-99 (confirmed at version 2)"));
+  EXPECT_THAT(first.err, Not(HasSubstr("line 5")));
+  EXPECT_THAT(first.err, Not(HasSubstr("line 3")));
+  ExpectCleanFailure(first);
+
+  const std::optional<Reservation> contoso = store->Find(BrandNames("acme"), "contoso");
+  ASSERT_TRUE(contoso.has_value());
+  EXPECT_EQ(contoso->owner, Brand("acme", "b-1"));
+  EXPECT_EQ(contoso->state, ReservationState::kConfirmed);
+  EXPECT_EQ(contoso->version, kUnversioned);
+  EXPECT_EQ(store->Find(BrandNames("acme"), "fabrikam")->owner, Brand("acme", "b-2"));
+  EXPECT_EQ(store->Find(BrandNames("acme"), "litware")->owner,
+            Brand("acme", "65f0c0ffee0123456789abcd"));
+  EXPECT_FALSE(store->Find(BrandNames("acme"), "old").has_value());
+  EXPECT_FALSE(store->Find(BrandNames("acme"), "numbered").has_value());
+  EXPECT_EQ(store->Find(BrandNames("acme"), "taken")->owner, Brand("acme", "b-99"));
+  EXPECT_EQ(store->Find(BrandNames("acme"), "adventure-works")->version, 3);  // not lowered
+  const std::vector<Reservation> after_first = All();
+  EXPECT_EQ(after_first.size(), 5u);
+
+  // A second run changes nothing: what the first imported is now "already held".
+  Result second = Run(args);
+  EXPECT_EQ(second.exit_code, 4) << second.err;
+  const json again = json::parse(second.out);
+  EXPECT_EQ(again["imported"], 0);
+  EXPECT_EQ(again["already_held"], 4);
+  EXPECT_EQ(again["expired"], 2);
+  EXPECT_EQ(again["conflicts"], 1);
+  EXPECT_EQ(again["bad_lines"], 3);
+  EXPECT_EQ(All(), after_first);
+}
+
+TEST_F(MigrateDataTest, PrintsASummaryAndExitsZeroWhenEveryLineWasFine) {
+  Log();
+  const std::string file = WriteExport({
+      R"({"_id": "contoso", "value": {"id": "b-1"}, "ttlAt": null})",
+      R"({"_id": "fabrikam", "value": {"id": "b-2"}, "ttlAt": {"$date": "2000-01-01T00:00:00+08:00"}})",
+  });
+  Result result = Run(KeysArgs(file));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_THAT(result.out, HasSubstr("lines read         2"));
+  EXPECT_THAT(result.out, HasSubstr("imported           1"));
+  EXPECT_THAT(result.out, HasSubstr("already held       0"));
+  EXPECT_THAT(result.out, HasSubstr("expired, skipped   1"));
+  EXPECT_THAT(result.out, HasSubstr("conflicts          0"));
+  EXPECT_THAT(result.out, HasSubstr("bad lines          0"));
+  EXPECT_THAT(result.out, Not(HasSubstr("\r")));  // no progress bar off a terminal
+}
+
+TEST_F(MigrateDataTest, ReadsTheOwnerAtADottedPathIntoTheOwnersTenant) {
+  Log();
+  const std::string file = WriteExport({
+      R"({"_id": "contoso", "value": {"owner": {"id": "b-1"}}, "ttlAt": null})",
+      R"({"_id": "plain", "value": "b-2", "ttlAt": null})",
+      R"({"_id": "flat", "value": {"id": "b-3"}, "ttlAt": null})",
+  });
+  std::vector<std::string> args = {"migrate-data",  "keys",      "--file",         file,
+                                   "--namespace",   kBrandNames, "--aggregate",    "brand",
+                                   "--tenant",      "",          "--owner-tenant", "acme",
+                                   "--owner-field", "owner.id",  "--json"};
+  Result result = Run(args);
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  const json summary = json::parse(result.out);
+  EXPECT_EQ(summary["imported"], 2);
+  EXPECT_EQ(summary["bad_lines"], 1);
+  EXPECT_THAT(result.err,
+              HasSubstr("line 3: bad line, skipped: \"value\" has no field \"owner.id\""));
+  const std::vector<Reservation> system = All("");
+  ASSERT_EQ(system.size(), 2u);
+  EXPECT_EQ(system[0].key, "contoso");
+  EXPECT_EQ(system[0].owner, Brand("acme", "b-1"));
+  EXPECT_EQ(system[1].owner, Brand("acme", "b-2"));
+}
+
+TEST_F(MigrateDataTest, DryRunReportsWhatItWouldDoAndWritesNothing) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "taken", Brand("acme", "b-99"), 2));
+  const std::string file = WriteExport({
+      R"({"_id": "contoso", "value": {"id": "b-1"}})",
+      R"({"_id": "taken", "value": {"id": "b-5"}})",
+  });
+  std::vector<std::string> args = KeysArgs(file);
+  args.insert(args.end(), {"--dry-run", "--json"});
+  Result result = Run(args);
+  EXPECT_EQ(result.exit_code, 4) << result.err;
+  const json summary = json::parse(result.out);
+  EXPECT_EQ(summary["dry_run"], true);
+  EXPECT_EQ(summary["imported"], 1);
+  EXPECT_EQ(summary["conflicts"], 1);
+  EXPECT_EQ(All().size(), 1u);  // only "taken", as before
+}
+
+TEST_F(MigrateDataTest, RefusesWhatItCannotReadWithAClearMessage) {
+  Log();
+  Result missing = Run(KeysArgs(dir_.File("nothing.jsonl")));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("cannot read the export file"));
+  ExpectCleanFailure(missing);
+
+  const std::string array = WriteExport({R"([{"_id": "contoso", "value": "b-1"}])"});
+  Result refused = Run(KeysArgs(array));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("--jsonArray"));
+
+  std::vector<std::string> bad_path = KeysArgs(array);
+  bad_path.insert(bad_path.end(), {"--owner-field", "owner..id"});
+  EXPECT_EQ(Run(bad_path).exit_code, 2);
+
+  std::vector<std::string> bad_namespace = KeysArgs(array);
+  bad_namespace[5] = "";
+  Result empty_namespace = Run(bad_namespace);
+  EXPECT_EQ(empty_namespace.exit_code, 2);
+  ExpectCleanFailure(empty_namespace);
+}
+
+TEST_F(MigrateDataTest, DrawsAProgressBarOnATerminal) {
+  Log();
+  const std::string file = WriteExport({R"({"_id": "contoso", "value": "b-1"})"});
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string terminal = ptsname(master);
+  const pid_t pid = Spawn(KeysArgs(file), terminal);
+  std::string screen;
+  char buffer[4096];
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (screen.find("bad lines") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{master, POLLIN, 0};
+    if (poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t n = read(master, buffer, sizeof buffer);
+    if (n <= 0) break;  // the tool closed the terminal
+    screen.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(master);
+  const Result result = Collect(pid, 10s);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(screen, HasSubstr("100%"));
+  EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));  // drawn in place
+  EXPECT_THAT(screen, HasSubstr("imported           1"));
+}
+
+}  // namespace
+}  // namespace wow
