@@ -89,19 +89,39 @@ class SqliteEventLog final : public EventLog {
     partitions_.store(partitions);
   }
 
+  // Reads the partition count of a log whose counters exist (Create by any process); writes
+  // nothing.
   int Open() override {
-    const std::optional<std::int64_t> recorded = db_->Read([&](Connection& r) {
-      Query q(r, "SELECT partitions FROM wow_contexts WHERE context = ?1");
+    const auto [recorded, counters] = db_->Read([&](Connection& r) {
+      sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
+      std::int64_t partitions = 0;
+      {
+        Query q(r, "SELECT partitions FROM wow_contexts WHERE context = ?1");
+        q.Bind(1, context_);
+        if (q.Step()) partitions = q.Int(0);
+      }
+      Query q(r, "SELECT count(*) FROM wow_partitions WHERE context = ?1");
       q.Bind(1, context_);
-      return q.Step() ? std::optional<std::int64_t>(q.Int(0)) : std::nullopt;
+      const std::int64_t count = q.Step() ? q.Int(0) : 0;
+      snapshot.Commit();
+      return std::pair{partitions, count};
     });
-    if (!recorded) {
+    if (recorded == 0 || counters != recorded) {
       throw Error(ErrorCode::kFailedPrecondition,
-                  "event log of context \"" + context_ +
-                      "\" was never created in this database; create it first (wow init)");
+                  "event log of context \"" + context_ + "\" was never created in SQLite database \"" +
+                      db_->path() + "\"; create it first (EventLog::Create)");
     }
-    Create(static_cast<int>(*recorded));
-    return static_cast<int>(*recorded);
+    const int partitions = static_cast<int>(recorded);
+    std::lock_guard lock(create_mutex_);
+    if (const int created = partitions_.load(); created != 0) {
+      if (created == partitions) return partitions;
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" has " + std::to_string(partitions) +
+                      " partitions in the file, not " + std::to_string(created));
+    }
+    signal_ = db_->Signal(context_, partitions);
+    partitions_.store(partitions);
+    return partitions;
   }
 
   int partitions() const override { return RequireCreated(); }

@@ -61,8 +61,9 @@ class SqliteReservationStore final : public ReservationStore {
                const std::string& hold, std::chrono::milliseconds ttl) override {
     ValidateReservation(scope, key, owner);
     Require(!hold.empty(), "reservation hold (attempt id) is empty");
-    Require(ttl.count() > 0,
-            "reservation ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
+    Require(ttl.count() > 0 && ttl <= kMaxReservationTtl,
+            "reservation ttl must be positive and at most 366 days, got " +
+                std::to_string(ttl.count()) + " ms");
     sqlite::EncodeHolds({hold});  // refuses a hold JSON cannot keep, before any write
     bool held = false;
     db_->Write([&](Connection& w) {
