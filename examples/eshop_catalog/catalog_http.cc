@@ -254,7 +254,7 @@ class CatalogHttp::Impl {
           route.kind = &kind;
           if (segments.size() == 3) {
             methods = {{"POST", Action::kCreate}};
-          } else if (segments.size() >= 4) {
+          } else if (!segments[3].empty()) {  // a trailing slash names nothing
             route.id = segments[3];
             if (segments.size() == 4) {
               methods = {{"GET", Action::kGet}, {"DELETE", Action::kDelete}};
@@ -470,11 +470,11 @@ class CatalogHttp::Impl {
 
     switch (result.kind) {
       case wow::CommandResult::Kind::kAccepted:
-        return Success(kind, action, ref.id, result.version,
+        return Success(kind, action, ref.tenant_id, ref.id, result.version,
                        result.events.empty() ? "" : NameOf(result.events.front()), false);
       case wow::CommandResult::Kind::kNoOp:
         // Only a rename to the name the aggregate has is a no-op.
-        return Success(kind, action, ref.id, result.version, name ? TrimName(*name) : "", false);
+        return Success(kind, action, ref.tenant_id, ref.id, result.version, name ? TrimName(*name) : "", false);
       case wow::CommandResult::Kind::kDuplicate:
         return Replay(kind, action, ref, request_id, name);
       case wow::CommandResult::Kind::kUnknown: {
@@ -499,12 +499,15 @@ class CatalogHttp::Impl {
   }
 
   // The response to a command that committed `version` of aggregate `id`.
-  static HttpReply Success(const NamedKind& kind, Action action, const std::string& id,
-                           wow::Version version, const std::string& name, bool replayed) {
+  static HttpReply Success(const NamedKind& kind, Action action, const std::string& tenant,
+                           const std::string& id, wow::Version version, const std::string& name,
+                           bool replayed) {
     HttpReply reply;
     switch (action) {
       case Action::kCreate:
         reply = JsonReply(201, json{{"id", id}, {"name", name}, {"version", version}});
+        reply.headers.emplace_back("Location",
+                                   "/tenants/" + tenant + "/" + kind.collection + "/" + id);
         break;
       case Action::kRename:
         reply = JsonReply(200, json{{"id", id}, {"name", name}, {"version", version}});
@@ -514,7 +517,6 @@ class CatalogHttp::Impl {
             200, json{{"id", id}, {"version", version}, {"deleted", action == Action::kDelete}});
         break;
     }
-    (void)kind;
     if (replayed) reply.headers.emplace_back("Idempotent-Replayed", "true");
     return reply;
   }
@@ -549,7 +551,8 @@ class CatalogHttp::Impl {
                             event.type + " of " + kind.noun + " " + stream.ref.id + " at version " +
                             std::to_string(stream.version) + "); use a fresh key");
     }
-    return Success(kind, action, stream.ref.id, stream.version, original_name, true);
+    return Success(kind, action, ref.tenant_id, stream.ref.id, stream.version, original_name,
+                   true);
   }
 
   HttpReply Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
@@ -649,7 +652,8 @@ std::pair<std::string_view, std::string> OwnError(const httplib::Request& req, i
                                                            "DELETE", "PATCH", "OPTIONS"};
   const bool known_method =
       std::find(kMethods.begin(), kMethods.end(), req.method) != kMethods.end();
-  if ((status == 400 || status == 404) && !req.method.empty() && !known_method) {
+  if ((status == 400 || status == 404) && !req.method.empty() && !known_method &&
+      !req.target.empty()) {
     status = 405;
   }
   switch (status) {
@@ -668,6 +672,29 @@ std::pair<std::string_view, std::string> OwnError(const httplib::Request& req, i
 }
 
 }  // namespace
+
+namespace {
+
+// Reaches httplib::Server's listening socket, which it keeps protected.
+struct ServerSocket : httplib::Server {
+  static socket_t Of(httplib::Server& server) {
+    return (server.*(&ServerSocket::svr_sock_)).load();
+  }
+};
+
+}  // namespace
+
+bool SetListenBacklog(httplib::Server& server, int backlog) {
+  const socket_t socket = ServerSocket::Of(server);
+  return socket != INVALID_SOCKET && ::listen(socket, backlog) == 0;
+}
+
+void RefuseSharedPorts(httplib::Server& server) {
+  server.set_socket_options([](socket_t socket) {
+    const int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+}
 
 void CatalogHttp::Register(httplib::Server& server) {
   const size_t max_body = max_body_bytes_;

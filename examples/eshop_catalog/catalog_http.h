@@ -88,6 +88,15 @@ class CatalogHttp {
   std::unique_ptr<Impl> impl_;
 };
 
+// Sets the listen backlog of `server`'s bound socket (call after bind_to_port). httplib 0.11 listens
+// with a backlog of 5, so a burst of new connections overflows the accept queue and some are
+// reset. Returns false when the server is not bound or listen() fails.
+bool SetListenBacklog(httplib::Server& server, int backlog);
+
+// Makes `server` bind without SO_REUSEPORT (which httplib sets), so a port another process
+// listens on is refused instead of shared. Call before binding.
+void RefuseSharedPorts(httplib::Server& server);
+
 // The JSON error body {"code": code, "message": message}.
 nlohmann::json ErrorBody(std::string_view code, std::string_view message);
 

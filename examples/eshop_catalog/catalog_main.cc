@@ -149,6 +149,7 @@ int Run(const Flags& flags) {
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_keep_alive_max_count(100'000);
   server.set_tcp_nodelay(true);
+  eshop::RefuseSharedPorts(server);
   eshop::CatalogHttp http(*processor, metrics);
   http.Register(server);
 
@@ -159,12 +160,15 @@ int Run(const Flags& flags) {
     spdlog::critical("cannot listen on {}: the address is in use or not available", flags.listen);
     return 1;
   }
+  if (!eshop::SetListenBacklog(server, 1024)) {
+    spdlog::warn("cannot raise the listen backlog; bursts of new connections may be reset");
+  }
   const std::string host =
       endpoint->host.find(':') == std::string::npos ? endpoint->host : "[" + endpoint->host + "]";
-  std::cout << "wow-catalog listening on http://" << host << ":" << port << " (db " << flags.db
-            << ")" << std::endl;
   spdlog::info("{} partitions, synchronous={}, {} HTTP threads, node {}", partitions,
                flags.synchronous, threads, runner->node());
+  std::cout << "wow-catalog listening on http://" << host << ":" << port << " (db " << flags.db
+            << ")" << std::endl;
 
   std::atomic<bool> done{false};
   std::thread watcher([&] { WatchSignals(server, done); });
