@@ -268,7 +268,9 @@ TEST_F(WowToolTest, TheContextIsTheFilesOnlyOneOrMustBeNamed) {
 
   Result unknown = Run({"--context", "billing", "log", "head"});
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_THAT(unknown.err, HasSubstr("has no context \"billing\""));
+  EXPECT_THAT(unknown.err, HasSubstr("\"billing\" was never created"));
+  EXPECT_THAT(unknown.err, HasSubstr("the file has: eshop-catalog, ordering"));
+  EXPECT_THAT(unknown.err, HasSubstr("wow --db " + db_ + " --context billing init"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,12 +408,18 @@ TEST_F(WowToolTest, LogTailFollowSeesANewAppendAndStopsOnSigterm) {
 }
 
 TEST_F(WowToolTest, LogTailFollowStopsOnSigintToo) {
-  Log();
-  const pid_t pid = Spawn({"log", "tail", "--partition", "0", "--follow"});
-  std::this_thread::sleep_for(300ms);  // let it start waiting
+  auto log = Log();
+  const AggregateRef b1 = Brand("acme", "b-1");
+  Append(*log, MakeStream(b1, 1, "BrandCreated", "{}"));
+  const pid_t pid =
+      Spawn({"log", "tail", "--partition",
+             std::to_string(PartitionOf(b1.tenant_id, b1.id, kPartitions)), "--follow"});
+  // Its first output comes after it set up its signal handling.
+  ASSERT_TRUE(Eventually([&] { return !ReadFile(out_).empty(); }, 10s)) << ReadFile(err_);
   ASSERT_EQ(kill(pid, SIGINT), 0);
   const Result result = Collect(pid, 5s);
   EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("BrandCreated"));
 }
 
 // ---------------------------------------------------------------------------------------------

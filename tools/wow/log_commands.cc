@@ -36,11 +36,16 @@ int Init(const Globals& globals, int partitions) {
   ValidateTypeName(globals.context, "context");
   Session session(globals);
   const bool file_existed = session.OpenOrCreate();
-  const auto& contexts = session.Contexts();
-  const auto recorded = contexts.find(globals.context);
-  const bool context_existed = recorded != contexts.end();
+  const auto log = NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance());
+  bool context_existed = true;
+  try {
+    log->Open();
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kFailedPrecondition) throw;
+    context_existed = false;
+  }
   // Refuses another partition count with the store's own message (kFailedPrecondition).
-  NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance())->Create(partitions);
+  log->Create(partitions);
   if (globals.json) {
     std::cout << json{{"db", globals.db},
                       {"context", globals.context},

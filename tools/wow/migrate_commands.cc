@@ -145,7 +145,7 @@ class Import {
     const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
 
     Session session(globals_);
-    session.Open();
+    session.Log();  // the context must exist
     scope_ = ReservationScope{session.Context(), args_.aggregate, args_.tenant, args_.ns};
     ValidateReservationKey(scope_, "-");  // the scope; any key will do
     store_ = NewSqliteReservationStore(session.db(), SystemClock::Instance());

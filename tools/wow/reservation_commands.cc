@@ -39,7 +39,7 @@ std::string ScopeText(const ReservationScope& scope) {
 
 int Find(const Globals& globals, const ScopeArgs& args) {
   Session session(globals);
-  session.Open();
+  session.Log();  // the context must exist
   const ReservationScope scope = ScopeOf(session, args);
   ValidateReservationKey(scope, args.key);
   const auto store = NewSqliteReservationStore(session.db(), SystemClock::Instance());
@@ -63,7 +63,7 @@ int Find(const Globals& globals, const ScopeArgs& args) {
 
 int List(const Globals& globals, const ScopeArgs& args) {
   Session session(globals);
-  session.Open();
+  session.Log();  // the context must exist
   const ReservationScope scope = ScopeOf(session, args);
   ValidateReservationKey(scope, "-");  // the scope; any key will do
   const auto store = NewSqliteReservationStore(session.db(), SystemClock::Instance());

@@ -13,12 +13,9 @@ namespace wow::tool {
 namespace {
 
 // The contexts of the file and their partition counts, read from its wow_contexts table with a
-// read-only connection of our own.
-//
-// The store's API has no way to read the partition count of an existing context (EventLog needs
-// Create(P) before anything, and Create with a guessed P would create a missing context), so the
-// tool reads the table the SQLite backend records it in (src/store/sqlite/database.cc). The file
-// was opened and its format checked by OpenSqliteDatabase first.
+// read-only connection of our own. Only for naming a file's contexts (the default --context, and
+// messages): the store's API cannot list them (src/store/sqlite/database.cc records them there).
+// The file was opened and its format checked by OpenSqliteDatabase first.
 std::map<std::string, int> ReadContexts(const std::string& path) {
   sqlite3* raw = nullptr;
   const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
@@ -85,16 +82,13 @@ const std::map<std::string, int>& Session::Contexts() {
 
 const std::string& Session::Context() {
   if (!context_.empty()) return context_;
-  const auto& contexts = Contexts();
   if (!globals_.context.empty()) {
     ValidateTypeName(globals_.context, "context");
-    if (!contexts.contains(globals_.context)) {
-      throw Failure("\"" + globals_.db + "\" has no context \"" + globals_.context + "\"" +
-                    (contexts.empty() ? std::string("; create it with wow init")
-                                      : "; it has: " + Names(contexts)));
-    }
     context_ = globals_.context;
-  } else if (contexts.size() == 1) {
+    return context_;
+  }
+  const auto& contexts = Contexts();
+  if (contexts.size() == 1) {
     context_ = contexts.begin()->first;
   } else if (contexts.empty()) {
     throw Failure("\"" + globals_.db + "\" has no context yet; create one with: wow --db " +
@@ -107,13 +101,24 @@ const std::string& Session::Context() {
   return context_;
 }
 
-int Session::Partitions() { return Contexts().at(Context()); }
+int Session::Partitions() { return Log().partitions(); }
 
 EventLog& Session::Log() {
   if (!log_) {
-    const int partitions = Partitions();
-    log_ = NewSqliteEventLog(db_, Context(), SystemClock::Instance());
-    log_->Create(partitions);
+    Open();
+    auto log = NewSqliteEventLog(db_, Context(), SystemClock::Instance());
+    try {
+      log->Open();  // reads the partition count; writes nothing
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kFailedPrecondition) throw;
+      const auto& contexts = Contexts();
+      throw Failure(std::string(e.what()) + "; " +
+                    (contexts.empty() ? std::string("the file has no context yet")
+                                      : "the file has: " + Names(contexts)) +
+                    "; create it with: wow --db " + globals_.db + " --context " + Context() +
+                    " init --partitions P");
+    }
+    log_ = std::move(log);
   }
   return *log_;
 }

@@ -35,7 +35,8 @@ struct DueArgs {
 };
 
 std::unique_ptr<TimerStore> OpenTimers(Session& session) {
-  return NewSqliteTimerStore(session.db(), session.Context(), session.Partitions());
+  const int partitions = session.Partitions();  // opens the file and the log first
+  return NewSqliteTimerStore(session.db(), session.Context(), partitions);
 }
 
 int Find(const Globals& globals, const FindArgs& args) {

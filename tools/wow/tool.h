@@ -59,13 +59,14 @@ class Session {
 
   // The contexts recorded in the file and their partition counts.
   const std::map<std::string, int>& Contexts();
-  // --context when given, else the file's only context. Throws Failure when the file has no such
-  // context (or none, or several and --context is missing).
+  // --context when given (a valid name), else the file's only context. Throws Failure when
+  // --context is missing and the file has no context or several.
   const std::string& Context();
-  // The partition count of Context().
-  int Partitions();
-  // The log of Context(), created (checked) with its recorded partition count.
+  // The log of Context(), opened (EventLog::Open: its partition count read, nothing written).
+  // Throws Failure when the file has no log of Context().
   EventLog& Log();
+  // The partition count of Context()'s log.
+  int Partitions();
 
   const Globals& globals() const { return globals_; }
 
