@@ -1,0 +1,187 @@
+// The catalog service's load, in process: CreateBrand commands through the CommandProcessor on
+// SQLite, set up as wow-catalog sets itself up (the same stores and options, the reservation and
+// timer subscriptions running), from many threads at once, without HTTP. Prints commands per
+// second and latency percentiles; compare with the same commands over HTTP
+// (bench/catalog_http_bench.sh, wrk). docs/SERVICE.md gives the figures.
+//
+//   catalog_load_bench [--threads 64] [--seconds 10] [--synchronous full|normal|off]
+//                      [--partitions 16] [--db PATH] [--no-subscriptions]
+//
+// A load program rather than a Google Benchmark: it needs percentiles of one long run at a fixed
+// concurrency, like wrk's. The database is a fresh file under $WOW_BENCH_DIR (default /tmp)
+// unless --db names one.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog.h"
+#include "wow/command_processor.h"
+#include "wow/sqlite.h"
+#include "wow/subscription.h"
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct Options {
+  int threads = 64;
+  double seconds = 10;
+  std::string synchronous = "full";
+  int partitions = 16;
+  std::string db;
+  bool subscriptions = true;
+};
+
+[[noreturn]] void Usage(const char* program) {
+  std::fprintf(stderr,
+               "usage: %s [--threads N] [--seconds S] [--synchronous full|normal|off] "
+               "[--partitions N] [--db PATH] [--no-subscriptions]\n",
+               program);
+  std::exit(2);
+}
+
+Options Parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage(argv[0]);
+      return argv[++i];
+    };
+    if (flag == "--threads") {
+      options.threads = std::stoi(value());
+    } else if (flag == "--seconds") {
+      options.seconds = std::stod(value());
+    } else if (flag == "--synchronous") {
+      options.synchronous = value();
+    } else if (flag == "--partitions") {
+      options.partitions = std::stoi(value());
+    } else if (flag == "--db") {
+      options.db = value();
+    } else if (flag == "--no-subscriptions") {
+      options.subscriptions = false;
+    } else {
+      Usage(argv[0]);
+    }
+  }
+  if (options.threads < 1 || options.seconds <= 0) Usage(argv[0]);
+  return options;
+}
+
+wow::SqliteOptions::Synchronous ParseSynchronous(const std::string& name) {
+  if (name == "off") return wow::SqliteOptions::Synchronous::kOff;
+  if (name == "normal") return wow::SqliteOptions::Synchronous::kNormal;
+  return wow::SqliteOptions::Synchronous::kFull;
+}
+
+double Percentile(const std::vector<std::uint32_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p / 100.0 * sorted.size()));
+  return sorted[i] / 1000.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = Parse(argc, argv);
+  std::filesystem::path dir;
+  std::string path = options.db;
+  if (path.empty()) {
+    const char* base = std::getenv("WOW_BENCH_DIR");
+    dir = std::filesystem::path(base ? base : "/tmp") /
+          ("wow-catalog-load-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    path = (dir / "catalog.db").string();
+  }
+
+  const auto clock = wow::SystemClock::Instance();
+  wow::SqliteOptions sqlite_options;
+  sqlite_options.synchronous = ParseSynchronous(options.synchronous);
+  auto db = wow::OpenSqliteDatabase(path, sqlite_options);
+  std::shared_ptr<wow::EventLog> log =
+      wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
+  log->Create(options.partitions);
+  std::shared_ptr<wow::ReservationStore> reservations = wow::NewSqliteReservationStore(db, clock);
+  std::shared_ptr<wow::TimerStore> timers =
+      wow::NewSqliteTimerStore(db, std::string(eshop::kContext), options.partitions);
+  auto processor = std::make_unique<wow::CommandProcessor>(
+      log, reservations, clock, wow::CommandProcessorOptions{.workers = 1});
+  processor->Register(eshop::BrandType());
+  processor->Register(eshop::CategoryType());
+  std::unique_ptr<wow::SubscriptionRunner> runner;
+  if (options.subscriptions) {
+    runner = std::make_unique<wow::SubscriptionRunner>(
+        log, std::vector<std::shared_ptr<wow::Subscription>>{
+                 wow::NewReservationSubscription(reservations),
+                 wow::NewTimerSubscription(timers, options.partitions)});
+    runner->Start();
+  }
+
+  std::atomic<bool> go{false};
+  std::atomic<long> failed{0};
+  std::vector<std::vector<std::uint32_t>> latencies(options.threads);  // µs, per thread
+  const auto duration = std::chrono::duration<double>(options.seconds);
+  SteadyClock::time_point start;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < options.threads; ++t) {
+      threads.emplace_back([&, t] {
+        while (!go.load()) std::this_thread::yield();
+        const auto deadline = start + duration;
+        std::vector<std::uint32_t>& mine = latencies[t];
+        mine.reserve(100'000);
+        for (long i = 0;; ++i) {
+          const auto begin = SteadyClock::now();
+          if (begin >= deadline) break;
+          const wow::AggregateRef ref{std::string(eshop::kContext), "brand", "load", wow::NewId()};
+          const std::string name = "brand " + std::to_string(t) + "-" + std::to_string(i);
+          try {
+            const wow::CommandResult result =
+                processor->Process(ref, wow::CommandMessage::Of(eshop::CreateBrand{name}));
+            if (result.kind != wow::CommandResult::Kind::kAccepted) ++failed;
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "command failed: %s\n", e.what());
+            ++failed;
+          }
+          mine.push_back(static_cast<std::uint32_t>(
+              std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - begin)
+                  .count()));
+        }
+      });
+    }
+    start = SteadyClock::now();
+    go = true;
+  }
+  const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (runner) runner->Stop();
+
+  std::vector<std::uint32_t> all;
+  for (const auto& mine : latencies) all.insert(all.end(), mine.begin(), mine.end());
+  std::sort(all.begin(), all.end());
+  std::printf(
+      "catalog_load_bench: %d threads, %.1f s, synchronous=%s, %d partitions, subscriptions %s\n"
+      "commands: %zu (%ld not accepted)\n"
+      "commands/s: %.0f\n"
+      "latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
+      options.threads, elapsed, options.synchronous.c_str(), options.partitions,
+      options.subscriptions ? "on" : "off", all.size(), failed.load(), all.size() / elapsed,
+      Percentile(all, 50), Percentile(all, 90), Percentile(all, 99), Percentile(all, 99.9),
+      all.empty() ? 0.0 : all.back() / 1000.0);
+
+  runner.reset();
+  processor.reset();
+  timers.reset();
+  reservations.reset();
+  log.reset();
+  db.reset();
+  if (!dir.empty()) std::filesystem::remove_all(dir);
+  return failed.load() == 0 ? 0 : 1;
+}
