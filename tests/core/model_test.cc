@@ -5,6 +5,7 @@
 #include <set>
 
 #include "wow/error.h"
+#include "wow/event_log.h"
 #include "wow/stream.h"
 
 namespace wow {
@@ -86,6 +87,20 @@ TEST(InvalidStreamReason, NamesWhatIsWrong) {
   Stream version_zero = stream;
   version_zero.version = 0;
   EXPECT_NE(InvalidStreamReason(version_zero, "shop")->find("versions start at 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wow
+
+namespace wow {
+namespace {
+
+TEST(AppendResult, KindsHaveTheirNames) {
+  EXPECT_EQ(KindName(AppendResult::Appended({1, 2}).kind()), "appended");
+  EXPECT_EQ(KindName(AppendResult::Conflict().kind()), "conflict");
+  EXPECT_EQ(KindName(AppendResult::Duplicate({0, 1}, 3).kind()), "duplicate");
+  EXPECT_EQ(KindName(AppendResult::Refused("r").kind()), "refused");
+  EXPECT_EQ(KindName(AppendResult::Unknown("u").kind()), "unknown");
 }
 
 }  // namespace
