@@ -137,25 +137,52 @@ class SqliteTimerStore final : public TimerStore {
     });
   }
 
+  // Two passes in one read snapshot. First each table's partial index gives, per partition, the
+  // earliest `limit` candidates as (due_at, timer_id, rowid), read from the index alone; then only
+  // the `limit` earliest of all candidates are read in full, by rowid. Reading every partition's
+  // earliest timers in full would read up to partitions x limit rows, each on its own page, to
+  // return `limit` of them.
   std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
     for (int p : partitions) RequirePartition(p);
     Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
     return db_->Read([&](Connection& r) {
-      std::vector<Timer> due;
+      struct Candidate {
+        EpochMillis due_at;
+        std::string timer_id;
+        size_t table;
+        std::int64_t rowid;
+      };
+      std::vector<Candidate> candidates;
       sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
-      for (const sqlite::RegisteredTable& table : db_->Tables(r, TableKind::kTimer, context_)) {
+      const std::vector<sqlite::RegisteredTable> tables =
+          db_->Tables(r, TableKind::kTimer, context_);
+      for (size_t t = 0; t < tables.size(); ++t) {
         for (int p : partitions) {
-          Query q(r, std::string("SELECT ") + kColumns + " FROM " + sqlite::Quoted(table.name) +
+          Query q(r, "SELECT due_at, timer_id, rowid FROM " + sqlite::Quoted(tables[t].name) +
                          " WHERE partition = ?1 AND state <> 'PARKED' AND due_at <= ?2 "
                          "ORDER BY due_at, timer_id LIMIT ?3");
           q.Bind(1, p).Bind(2, until).Bind(3, limit);
-          while (q.Step()) due.push_back(ReadRow(q, table.aggregate));
+          while (q.Step()) candidates.push_back({q.Int(0), q.Text(1), t, q.Int(2)});
         }
       }
+      const auto end = candidates.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(candidates));
+      std::partial_sort(candidates.begin(), end, candidates.end(),
+                        [](const Candidate& a, const Candidate& b) {
+                          return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
+                        });
+      std::vector<std::string> by_rowid;
+      for (const sqlite::RegisteredTable& table : tables) {
+        by_rowid.push_back(std::string("SELECT ") + kColumns + " FROM " +
+                           sqlite::Quoted(table.name) + " WHERE rowid = ?1");
+      }
+      std::vector<Timer> due;
+      due.reserve(static_cast<size_t>(end - candidates.begin()));
+      for (auto it = candidates.begin(); it != end; ++it) {
+        Query q(r, by_rowid[it->table]);
+        q.Bind(1, it->rowid);
+        if (q.Step()) due.push_back(ReadRow(q, tables[it->table].aggregate));
+      }
       snapshot.Commit();
-      const auto end = due.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(due));
-      std::partial_sort(due.begin(), end, due.end(), DueFirst);
-      due.erase(end, due.end());
       return due;
     });
   }
