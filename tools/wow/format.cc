@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -127,9 +128,9 @@ std::string TenantLabel(std::string_view tenant_id) {
 std::string EntryText(const Stream& stream, const std::optional<Position>& position) {
   std::string text;
   if (position) {
-    text += fmt::format("partition {} sequence {}: ", position->partition, position->sequence);
+    text += fmt::format("partition {} sequence {}  ", position->partition, position->sequence);
   }
-  text += fmt::format("{} tenant {} id {} version {}, {}, request {}\n", stream.ref.aggregate,
+  text += fmt::format("{} {}/{} v{}  {}  request {}\n", stream.ref.aggregate,
                       TenantLabel(stream.ref.tenant_id), stream.ref.id, stream.version,
                       FormatTime(stream.time), stream.request_id);
   for (const EventRecord& event : stream.events) {
@@ -177,10 +178,8 @@ json ReservationJson(const Reservation& reservation) {
 }
 
 std::string ReservationText(const Reservation& reservation, EpochMillis now) {
-  std::string text = fmt::format(
-      "key       {}\nowner     {}\n          (aggregate {}, tenant {}, id {})\nstate     {}\n",
-      reservation.key, ToString(reservation.owner), reservation.owner.aggregate,
-      TenantLabel(reservation.owner.tenant_id), reservation.owner.id, StateName(reservation.state));
+  std::string text = fmt::format("key       {}\nowner     {}\nstate     {}\n", reservation.key,
+                                 ToString(reservation.owner), StateName(reservation.state));
   if (reservation.state == ReservationState::kConfirmed) {
     text += fmt::format("version   {}{}\n", reservation.version,
                         reservation.version == kUnversioned ? " (UNVERSIONED: imported)" : "");
@@ -205,6 +204,27 @@ json TimerJson(const Timer& timer) {
               {"rule", timer.rule},
               {"state", TimerStateName(timer.state)},
               {"attempt", timer.attempt}};
+}
+
+std::string Table(const std::vector<std::vector<std::string>>& rows,
+                  const std::set<std::size_t>& right) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) line += "  ";
+      const std::string pad(widths[i] - row[i].size(), ' ');
+      line += right.contains(i) ? pad + row[i] : row[i] + pad;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    text += line + "\n";
+  }
+  return text;
 }
 
 std::string TimerText(const Timer& timer) {

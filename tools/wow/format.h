@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wow/model.h"
 #include "wow/reservation_store.h"
@@ -30,8 +32,9 @@ std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis 
 // A tenant for people: the tenant, or "(system)" for the system tenant.
 std::string TenantLabel(std::string_view tenant_id);
 
-// An entry (or a stream, when position is nullopt) as text: a header line, then one indented
-// line per event, key fact and timer fact. Ends with a newline.
+// An entry (or a stream, when position is nullopt) as text: a header line
+//   partition 1 sequence 2  brand acme/b-1 v2  2024-05-01T10:00:00.000Z  request r-2
+// then one indented line per event, key fact and timer fact. Ends with a newline.
 std::string EntryText(const Stream& stream, const std::optional<Position>& position);
 // {"partition", "sequence", "stream": <the stream's JSON encoding>}; without the position keys
 // when position is nullopt.
@@ -44,6 +47,11 @@ nlohmann::json ReservationJson(const Reservation& reservation);
 std::string ReservationText(const Reservation& reservation, EpochMillis now);
 
 nlohmann::json TimerJson(const Timer& timer);
+
+// Rows as a table: columns padded to their widest cell, two spaces apart; the columns whose
+// index is in `right` aligned right. Each row ends with a newline; trailing blanks are trimmed.
+std::string Table(const std::vector<std::vector<std::string>>& rows,
+                  const std::set<std::size_t>& right = {});
 // A timer as "field  value" lines, for find.
 std::string TimerText(const Timer& timer);
 

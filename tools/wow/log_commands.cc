@@ -36,16 +36,16 @@ int Init(const Globals& globals, int partitions) {
   ValidateTypeName(globals.context, "context");
   Session session(globals);
   const bool file_existed = session.OpenOrCreate();
-  const auto log = NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance());
   bool context_existed = true;
   try {
-    log->Open();
+    NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance())->Open();
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kFailedPrecondition) throw;
     context_existed = false;
   }
-  // Refuses another partition count with the store's own message (kFailedPrecondition).
-  log->Create(partitions);
+  // A log of its own, which knows no count yet, so that another count is refused by the store
+  // with its own message (kFailedPrecondition, naming the file and both counts).
+  NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance())->Create(partitions);
   if (globals.json) {
     std::cout << json{{"db", globals.db},
                       {"context", globals.context},

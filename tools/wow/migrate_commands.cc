@@ -36,7 +36,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kBatch = 512;
-constexpr int kWorkers = 8;
+constexpr int kWorkers = 16;
 
 struct KeysArgs {
   std::string file;
@@ -218,7 +218,7 @@ class Import {
   }
 
   std::string Status() const {
-    return fmt::format("{} lines  imported {}  held {}  expired {}  conflicts {}  bad {}",
+    return fmt::format("line {}  imported {}  held {}  expired {}  conflicts {}  bad {}",
                        counts_.lines, counts_.imported, counts_.already_held, counts_.expired,
                        counts_.conflicts, counts_.bad);
   }

@@ -84,21 +84,22 @@ int List(const Globals& globals, const ScopeArgs& args) {
                            page.size() == 1 ? "" : "s",
                            args.after.empty() ? "" : " after \"" + args.after + "\"");
   if (page.empty()) return kExitOk;
-  std::cout << fmt::format("{:<24}  {:<9}  {:<24}  {:>7}  {:<24}  {}\n", "KEY", "STATE", "OWNER ID",
-                           "VERSION", "EXPIRES", "HOLDS");
+  std::vector<std::vector<std::string>> rows{
+      {"KEY", "STATE", "OWNER", "VERSION", "EXPIRES", "HOLDS"}};
   for (const Reservation& r : page) {
     const bool confirmed = r.state == ReservationState::kConfirmed;
     std::string holds;
     for (const std::string& hold : r.holds) holds += (holds.empty() ? "" : ",") + hold;
-    std::string owner = r.owner.id;
-    if (r.owner.tenant_id != scope.tenant_id)
-      owner += " (tenant " + TenantLabel(r.owner.tenant_id) + ")";
-    std::cout << fmt::format(
-        "{:<24}  {:<9}  {:<24}  {:>7}  {:<24}  {}\n", r.key, StateName(r.state), owner,
-        confirmed ? std::to_string(r.version) : "-",
-        confirmed ? "-" : FormatTime(r.expires_at) + (r.expires_at <= now ? " (expired)" : ""),
-        confirmed ? "-" : holds);
+    // The owner's id; its tenant too when it is not the scope's (a key of the system tenant).
+    std::string owner = r.owner.tenant_id == scope.tenant_id
+                            ? r.owner.id
+                            : TenantLabel(r.owner.tenant_id) + "/" + r.owner.id;
+    rows.push_back(
+        {r.key, std::string(StateName(r.state)), owner, confirmed ? std::to_string(r.version) : "-",
+         confirmed ? "-" : FormatTime(r.expires_at) + (r.expires_at <= now ? " (expired)" : ""),
+         confirmed ? "-" : holds});
   }
+  std::cout << Table(rows, {3});
   if (page.size() == static_cast<std::size_t>(args.limit)) {
     std::cout << fmt::format("more may follow: add --after \"{}\"\n", page.back().key);
   }

@@ -111,12 +111,13 @@ EventLog& Session::Log() {
       log->Open();  // reads the partition count; writes nothing
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kFailedPrecondition) throw;
+      // The log was never created: say so in the tool's words, with the file's contexts.
       const auto& contexts = Contexts();
-      throw Failure(std::string(e.what()) + "; " +
-                    (contexts.empty() ? std::string("the file has no context yet")
-                                      : "the file has: " + Names(contexts)) +
-                    "; create it with: wow --db " + globals_.db + " --context " + Context() +
-                    " init --partitions P");
+      throw Failure(
+          "\"" + globals_.db + "\" has no log of context \"" + Context() + "\" (" +
+          (contexts.empty() ? std::string("it has no context yet") : "it has: " + Names(contexts)) +
+          "); create it with: wow --db " + globals_.db + " --context " + Context() +
+          " init --partitions P");
     }
     log_ = std::move(log);
   }

@@ -97,13 +97,14 @@ int Due(const Globals& globals, const DueArgs& args) {
   std::cout << fmt::format("{} timer{} due by {}\n", due.size(), due.size() == 1 ? "" : "s",
                            FormatTime(*until));
   if (due.empty()) return kExitOk;
-  std::cout << fmt::format("{:<24}  {:<7}  {:>3}  {:<40}  {:<16}  {}\n", "DUE AT", "STATE", "TRY",
-                           "OWNER", "KEY", "COMMAND -> TARGET");
+  std::vector<std::vector<std::string>> rows{
+      {"DUE AT", "STATE", "ATTEMPT", "OWNER", "KEY", "COMMAND", "TARGET"}};
   for (const Timer& t : due) {
-    std::cout << fmt::format("{:<24}  {:<7}  {:>3}  {:<40}  {:<16}  {} -> {}\n",
-                             FormatTime(t.due_at), TimerStateName(t.state), t.attempt,
-                             ToString(t.owner), t.key, t.command_type, ToString(t.target));
+    rows.push_back({FormatTime(t.due_at), std::string(TimerStateName(t.state)),
+                    std::to_string(t.attempt), ToString(t.owner), t.key, t.command_type,
+                    ToString(t.target)});
   }
+  std::cout << Table(rows, {2});
   if (due.size() == static_cast<std::size_t>(args.limit)) {
     std::cout << fmt::format("more may be due: raise --limit (now {})\n", args.limit);
   }
