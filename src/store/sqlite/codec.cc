@@ -1,8 +1,12 @@
 #include "store/sqlite/codec.h"
 
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "wow/error.h"
+#include "wow/stream_json.h"
 
 namespace wow::sqlite {
 namespace {
@@ -18,91 +22,88 @@ std::string Dump(const json& value) {
   }
 }
 
-json Parse(std::string_view text, std::string_view what) {
+// `text` decoded as T, or Error(kDataLoss) naming `what`.
+template <typename T>
+T Decode(std::string_view text, std::string_view what) {
   try {
-    return json::parse(text.begin(), text.end());
+    return json::parse(text.begin(), text.end()).get<T>();
   } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss, "stored " + std::string(what) + " is not valid JSON (" +
+    throw Error(ErrorCode::kDataLoss, "stored " + std::string(what) + " is not what was written (" +
                                           e.what() + "); the database is damaged");
   }
 }
 
-// Reads field `key` of `object` as T, or throws kDataLoss.
-template <typename T>
-T Field(const json& object, const char* key, std::string_view what) {
-  try {
-    return object.at(key).get<T>();
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss, "stored " + std::string(what) + " lacks a valid \"" + key +
-                                          "\" (" + e.what() + "); the database is damaged");
+void PutSize(std::string& out, size_t size) {
+  if (size > std::numeric_limits<std::uint32_t>::max()) {
+    throw Error(ErrorCode::kInvalidArgument, "an event over 4 GiB cannot be stored");
   }
+  const auto value = static_cast<std::uint32_t>(size);
+  const unsigned char bytes[4] = {static_cast<unsigned char>(value), static_cast<unsigned char>(value >> 8),
+                                  static_cast<unsigned char>(value >> 16),
+                                  static_cast<unsigned char>(value >> 24)};
+  out.append(reinterpret_cast<const char*>(bytes), 4);
 }
 
-json RefJson(const AggregateRef& ref) {
-  return {{"context", ref.context}, {"aggregate", ref.aggregate}, {"tenant_id", ref.tenant_id},
-          {"id", ref.id}};
-}
+// Reads the length-prefixed encoding of the events column.
+class EventReader {
+ public:
+  explicit EventReader(std::string_view bytes) : bytes_(bytes) {}
 
-AggregateRef RefFrom(const json& value) {
-  return {Field<std::string>(value, "context", "timer target"),
-          Field<std::string>(value, "aggregate", "timer target"),
-          Field<std::string>(value, "tenant_id", "timer target"),
-          Field<std::string>(value, "id", "timer target")};
-}
-
-json RuleJson(const TimerRule& rule) {
-  return {{"type", rule.type},
-          {"max_attempts", rule.max_attempts},
-          {"backoff_ms", rule.backoff_ms},
-          {"max_backoff_ms", rule.max_backoff_ms}};
-}
-
-TimerRule RuleFrom(const json& value) {
-  return {Field<std::string>(value, "type", "timer rule"),
-          Field<int>(value, "max_attempts", "timer rule"),
-          Field<std::int64_t>(value, "backoff_ms", "timer rule"),
-          Field<std::int64_t>(value, "max_backoff_ms", "timer rule")};
-}
-
-json KeyFactsJson(const std::vector<KeyFact>& facts) {
-  json array = json::array();
-  for (const KeyFact& fact : facts) {
-    array.push_back({{"ns", fact.ns},
-                     {"key", fact.key},
-                     {"tenancy", fact.tenancy == ReservationTenancy::kSystem ? "system" : "tenant"}});
+  std::uint32_t Size() {
+    Need(4);
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
+    const std::uint32_t value = p[0] | (p[1] << 8) | (p[2] << 16) | (std::uint32_t{p[3]} << 24);
+    bytes_.remove_prefix(4);
+    return value;
   }
-  return array;
-}
-
-std::vector<KeyFact> KeyFactsFrom(const json& facts, const char* key) {
-  std::vector<KeyFact> result;
-  auto it = facts.find(key);
-  if (it == facts.end()) return result;
-  for (const json& fact : *it) {
-    result.push_back({Field<std::string>(fact, "ns", "key fact"),
-                      Field<std::string>(fact, "key", "key fact"),
-                      Field<std::string>(fact, "tenancy", "key fact") == "system"
-                          ? ReservationTenancy::kSystem
-                          : ReservationTenancy::kTenant});
+  std::string String() {
+    const std::uint32_t size = Size();
+    Need(size);
+    std::string value(bytes_.substr(0, size));
+    bytes_.remove_prefix(size);
+    return value;
   }
-  return result;
-}
+  bool AtEnd() const { return bytes_.empty(); }
+
+ private:
+  void Need(size_t size) const {
+    if (bytes_.size() < size) {
+      throw Error(ErrorCode::kDataLoss, "stored events are truncated; the database is damaged");
+    }
+  }
+  std::string_view bytes_;
+};
 
 }  // namespace
 
 std::string EncodeEvents(const std::vector<EventRecord>& events) {
-  json array = json::array();
-  for (const EventRecord& event : events) array.push_back({{"type", event.type}, {"body", event.body}});
-  return Dump(array);
+  size_t size = 4;
+  for (const EventRecord& event : events) size += 8 + event.type.size() + event.body.size();
+  std::string out;
+  out.reserve(size);
+  PutSize(out, events.size());
+  for (const EventRecord& event : events) {
+    PutSize(out, event.type.size());
+    out.append(event.type);
+    PutSize(out, event.body.size());
+    out.append(event.body);
+  }
+  return out;
 }
 
-std::vector<EventRecord> DecodeEvents(std::string_view text) {
-  const json array = Parse(text, "events");
+std::vector<EventRecord> DecodeEvents(std::string_view bytes) {
+  EventReader reader(bytes);
+  const std::uint32_t count = reader.Size();
   std::vector<EventRecord> events;
-  events.reserve(array.size());
-  for (const json& event : array) {
-    events.push_back({Field<std::string>(event, "type", "event"),
-                      Field<std::string>(event, "body", "event")});
+  events.reserve(std::min<std::uint32_t>(count, 1024));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    EventRecord event;
+    event.type = reader.String();
+    event.body = reader.String();
+    events.push_back(std::move(event));
+  }
+  if (!reader.AtEnd()) {
+    throw Error(ErrorCode::kDataLoss, "stored events have trailing bytes; the database is damaged");
   }
   return events;
 }
@@ -112,70 +113,34 @@ std::optional<std::string> EncodeFacts(const Stream& stream) {
     return std::nullopt;
   }
   json facts = json::object();
-  if (!stream.reserved.empty()) facts["reserved"] = KeyFactsJson(stream.reserved);
-  if (!stream.released.empty()) facts["released"] = KeyFactsJson(stream.released);
-  if (!stream.timers.empty()) {
-    json timers = json::array();
-    for (const TimerFact& fact : stream.timers) {
-      if (fact.kind == TimerFact::Kind::kCancel) {
-        timers.push_back({{"kind", "cancel"}, {"key", fact.key}});
-      } else {
-        timers.push_back({{"kind", "schedule"},
-                          {"key", fact.key},
-                          {"timer_id", fact.timer_id},
-                          {"due_at", fact.due_at},
-                          {"target", RefJson(fact.target)},
-                          {"command_type", fact.command_type},
-                          {"body", fact.body},
-                          {"rule", RuleJson(fact.rule)}});
-      }
-    }
-    facts["timers"] = std::move(timers);
-  }
+  if (!stream.reserved.empty()) facts["reserved"] = stream.reserved;
+  if (!stream.released.empty()) facts["released"] = stream.released;
+  if (!stream.timers.empty()) facts["timers"] = stream.timers;
   return Dump(facts);
 }
 
 void DecodeFacts(std::string_view text, Stream& stream) {
   if (text.empty()) return;
-  const json facts = Parse(text, "facts");
-  stream.reserved = KeyFactsFrom(facts, "reserved");
-  stream.released = KeyFactsFrom(facts, "released");
-  if (auto it = facts.find("timers"); it != facts.end()) {
-    for (const json& timer : *it) {
-      TimerFact fact;
-      fact.key = Field<std::string>(timer, "key", "timer fact");
-      if (Field<std::string>(timer, "kind", "timer fact") == "cancel") {
-        fact.kind = TimerFact::Kind::kCancel;
-      } else {
-        fact.timer_id = Field<std::string>(timer, "timer_id", "timer fact");
-        fact.due_at = Field<EpochMillis>(timer, "due_at", "timer fact");
-        fact.target = RefFrom(Field<json>(timer, "target", "timer fact"));
-        fact.command_type = Field<std::string>(timer, "command_type", "timer fact");
-        fact.body = Field<std::string>(timer, "body", "timer fact");
-        fact.rule = RuleFrom(Field<json>(timer, "rule", "timer fact"));
-      }
-      stream.timers.push_back(std::move(fact));
-    }
+  const json facts = Decode<json>(text, "facts");
+  try {
+    stream.reserved = facts.value("reserved", std::vector<KeyFact>{});
+    stream.released = facts.value("released", std::vector<KeyFact>{});
+    stream.timers = facts.value("timers", std::vector<TimerFact>{});
+  } catch (const json::exception& e) {
+    throw Error(ErrorCode::kDataLoss,
+                std::string("stored facts are not what was written (") + e.what() +
+                    "); the database is damaged");
   }
 }
 
-std::string EncodeHolds(const std::set<std::string>& holds) {
-  return Dump(json(holds));
-}
+std::string EncodeHolds(const std::set<std::string>& holds) { return Dump(json(holds)); }
 
 std::set<std::string> DecodeHolds(std::string_view text) {
-  const json array = Parse(text, "reservation holds");
-  try {
-    return array.get<std::set<std::string>>();
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss, std::string("stored reservation holds are not a list of "
-                                                  "strings (") +
-                                          e.what() + "); the database is damaged");
-  }
+  return Decode<std::set<std::string>>(text, "reservation holds");
 }
 
-std::string EncodeRule(const TimerRule& rule) { return Dump(RuleJson(rule)); }
+std::string EncodeRule(const TimerRule& rule) { return Dump(json(rule)); }
 
-TimerRule DecodeRule(std::string_view text) { return RuleFrom(Parse(text, "timer rule")); }
+TimerRule DecodeRule(std::string_view text) { return Decode<TimerRule>(text, "timer rule"); }
 
 }  // namespace wow::sqlite

@@ -1,17 +1,16 @@
-// The JSON text the SQLite tables keep for a stream's events and facts, a reservation's holds and a
-// timer's rule (private). Event and command bodies are kept as JSON strings holding the body's
-// text, so they come back byte for byte.
+// How the SQLite tables keep a stream's events and facts, a reservation's holds and a timer's rule
+// (private).
 //
-//   events: [{"type": "...", "body": "<the body's JSON text>"}, ...]
-//   facts:  {"reserved": [{"ns", "key", "tenancy": "tenant"|"system"}], "released": [...],
-//            "timers": [{"kind": "schedule"|"cancel", "key", "timer_id", "due_at", "target":
-//            {"context", "aggregate", "tenant_id", "id"}, "command_type", "body", "rule"}]}
-//            or SQL NULL when the stream has no fact
+//   events: a BLOB of length-prefixed strings, fast to read back on a tail:
+//             [u32 count] then per event [u32 size][type bytes][u32 size][body bytes]
+//           (little-endian); bodies come back byte for byte.
+//   facts:  the JSON of wow/stream_json.h: {"reserved": [KeyFact], "released": [KeyFact],
+//           "timers": [TimerFact]} with empty lists left out, or SQL NULL when there is no fact
 //   holds:  ["<attempt id>", ...]
-//   rule:   {"type", "max_attempts", "backoff_ms", "max_backoff_ms"}
+//   rule:   the JSON of a TimerRule (wow/stream_json.h)
 //
-// The encoders throw Error(kInvalidArgument) for a string that is not valid UTF-8 (JSON cannot
-// hold it); the decoders throw Error(kDataLoss) for text that is not what they wrote.
+// The encoders throw Error(kInvalidArgument) for a string JSON cannot hold (not valid UTF-8) or
+// an event over 4 GiB; the decoders throw Error(kDataLoss) for bytes that are not what they wrote.
 //
 // Thread-safety: stateless functions.
 #pragma once
@@ -27,7 +26,7 @@
 namespace wow::sqlite {
 
 std::string EncodeEvents(const std::vector<EventRecord>& events);
-std::vector<EventRecord> DecodeEvents(std::string_view text);
+std::vector<EventRecord> DecodeEvents(std::string_view bytes);
 
 // nullopt when the stream has no reserved, released or timer facts.
 std::optional<std::string> EncodeFacts(const Stream& stream);

@@ -75,7 +75,7 @@ std::string TableSchema(TableKind kind, const std::string& name) {
   version INTEGER NOT NULL,
   request_id TEXT NOT NULL,
   time INTEGER NOT NULL,
-  events TEXT NOT NULL,
+  events BLOB NOT NULL,
   facts TEXT,
   transport BLOB NOT NULL
 );

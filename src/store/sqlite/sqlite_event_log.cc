@@ -444,7 +444,7 @@ class SqliteEventLog final : public EventLog {
         .Bind(5, stream.version)
         .Bind(6, stream.request_id)
         .Bind(7, stream.time)
-        .Bind(8, encoded.events)
+        .BindBlob(8, encoded.events)
         .Bind(9, encoded.facts)
         .BindBlob(10, stream.transport)
         .Run();
