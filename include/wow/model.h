@@ -62,6 +62,12 @@ void ValidateTypeName(std::string_view name, std::string_view what);
 // at most 256 bytes and a non-empty id of at most 256 bytes.
 void ValidateRef(const AggregateRef& ref);
 
+// Throws Error(kInvalidArgument) unless version >= kUnversioned. `what` names it ("timer version").
+void ValidateVersion(Version version, std::string_view what = "version");
+
+// Throws Error(kInvalidArgument) unless 0 <= partition < partitions.
+void ValidatePartition(int partition, int partitions);
+
 // The partition an aggregate's streams, reservations' log entries and timers live in:
 //   XXH64(tenant_id + '\0' + id, seed 0) % partitions.
 // This function places data on disk; it is fixed forever and must never change.

@@ -67,6 +67,13 @@ struct TimerChange {
   EpochMillis new_due_at = 0;
 };
 
+// The checks every backend makes before touching anything; each throws Error(kInvalidArgument).
+// An owner must be a valid ref of the store's `context`; a key must not be empty.
+void ValidateTimerOwner(const AggregateRef& owner, std::string_view context);
+void ValidateTimerKey(const AggregateRef& owner, std::string_view key, std::string_view context);
+// Every rule of the bad-input paragraph above, for a store of `context` with `partitions`.
+void ValidateTimer(const Timer& timer, std::string_view context, int partitions);
+
 class TimerStore {
  public:
   virtual ~TimerStore() = default;

@@ -34,6 +34,18 @@ void ValidateRef(const AggregateRef& ref) {
   Require(ref.id.size() <= 256, "aggregate id of " + ToString(ref) + " is over 256 bytes");
 }
 
+void ValidateVersion(Version version, std::string_view what) {
+  Require(version >= kUnversioned, std::string(what) + " " + std::to_string(version) +
+                                       " is below UNVERSIONED (" + std::to_string(kUnversioned) +
+                                       ")");
+}
+
+void ValidatePartition(int partition, int partitions) {
+  Require(partition >= 0 && partition < partitions,
+          "partition " + std::to_string(partition) + " is out of range [0, " +
+              std::to_string(partitions) + ")");
+}
+
 int PartitionOf(std::string_view tenant_id, std::string_view id, int partitions) {
   std::string input;
   input.reserve(tenant_id.size() + 1 + id.size());

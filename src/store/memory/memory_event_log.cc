@@ -253,9 +253,7 @@ class MemoryEventLog final : public EventLog {
 
   Partition& PartitionLocked(int partition) {
     RequireCreated();
-    Require(partition >= 0 && partition < PartitionCount(),
-            "partition " + std::to_string(partition) + " is out of range [0, " +
-                std::to_string(PartitionCount()) + ")");
+    ValidatePartition(partition, PartitionCount());
     return partitions_[static_cast<size_t>(partition)];
   }
 

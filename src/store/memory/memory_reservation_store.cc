@@ -8,12 +8,6 @@
 namespace wow {
 namespace {
 
-void RequireVersion(Version version) {
-  Require(version >= kUnversioned, "version " + std::to_string(version) +
-                                       " is below UNVERSIONED (" + std::to_string(kUnversioned) +
-                                       ")");
-}
-
 class MemoryReservationStore final : public ReservationStore {
  public:
   explicit MemoryReservationStore(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {
@@ -47,7 +41,7 @@ class MemoryReservationStore final : public ReservationStore {
   bool Confirm(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
     ValidateReservation(scope, key, owner);
-    RequireVersion(version);
+    ValidateVersion(version);
     Require(version != kAnyVersion, "ANY_VERSION is for releases; confirm a stream's version");
     std::lock_guard lock(mutex_);
     const EpochMillis now = clock_->NowMillis();
@@ -65,7 +59,7 @@ class MemoryReservationStore final : public ReservationStore {
   bool Release(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
     ValidateReservation(scope, key, owner);
-    RequireVersion(version);
+    ValidateVersion(version);
     std::lock_guard lock(mutex_);
     auto it = keys_.find({scope, key});
     if (it == keys_.end() || it->second.owner != owner) return false;

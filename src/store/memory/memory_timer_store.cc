@@ -42,7 +42,7 @@ class MemoryTimerStore final : public TimerStore {
 
   bool Cancel(const AggregateRef& owner, const std::string& key, Version version) override {
     ValidateOwnerKey(owner, key);
-    RequireVersion(version);
+    ValidateVersion(version, "timer version");
     std::lock_guard lock(mutex_);
     auto it = timers_.find({owner, key});
     if (it == timers_.end() || it->second.version > version) return false;
@@ -52,7 +52,7 @@ class MemoryTimerStore final : public TimerStore {
 
   int CancelAll(const AggregateRef& owner, Version version) override {
     ValidateOwner(owner);
-    RequireVersion(version);
+    ValidateVersion(version, "timer version");
     std::lock_guard lock(mutex_);
     int cancelled = 0;
     for (auto it = timers_.lower_bound({owner, ""});
@@ -76,7 +76,7 @@ class MemoryTimerStore final : public TimerStore {
   }
 
   std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
-    for (int p : partitions) RequirePartition(p);
+    for (int p : partitions) ValidatePartition(p, partitions_);
     Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
     std::vector<Timer> due;
     {
@@ -155,43 +155,11 @@ class MemoryTimerStore final : public TimerStore {
   }
 
  private:
-  static void RequireVersion(Version version) {
-    Require(version >= kUnversioned, "timer version " + std::to_string(version) +
-                                         " is below UNVERSIONED (" + std::to_string(kUnversioned) +
-                                         ")");
-  }
-
-  void RequirePartition(int partition) const {
-    Require(partition >= 0 && partition < partitions_, "partition " + std::to_string(partition) +
-                                                           " is out of range [0, " +
-                                                           std::to_string(partitions_) + ")");
-  }
-
-  void ValidateOwner(const AggregateRef& owner) const {
-    ValidateRef(owner);
-    Require(owner.context == context_,
-            "timer owner " + ToString(owner) + " is not of this store's context " + context_);
-  }
-
+  void ValidateOwner(const AggregateRef& owner) const { ValidateTimerOwner(owner, context_); }
   void ValidateOwnerKey(const AggregateRef& owner, const std::string& key) const {
-    ValidateOwner(owner);
-    Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+    ValidateTimerKey(owner, key, context_);
   }
-
-  void ValidateTimer(const Timer& t) const {
-    ValidateOwnerKey(t.owner, t.key);
-    const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
-    RequirePartition(t.partition);
-    Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions_),
-            what + " is not in its owner's partition");
-    RequireVersion(t.version);
-    Require(!t.timer_id.empty(), what + " has no timer id");
-    ValidateRef(t.target);
-    Require(!t.command_type.empty(), what + " has no command type");
-    Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
-    Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
-    Require(t.attempt >= 0, what + " has a negative attempt");
-  }
+  void ValidateTimer(const Timer& t) const { wow::ValidateTimer(t, context_, partitions_); }
 
   const std::string context_;
   const int partitions_;

@@ -460,12 +460,7 @@ class SqliteEventLog final : public EventLog {
     return partitions;
   }
 
-  void RequirePartition(int partition) const {
-    const int partitions = RequireCreated();
-    Require(partition >= 0 && partition < partitions,
-            "partition " + std::to_string(partition) + " is out of range [0, " +
-                std::to_string(partitions) + ")");
-  }
+  void RequirePartition(int partition) const { ValidatePartition(partition, RequireCreated()); }
 
   void RequireOwnRef(const AggregateRef& ref) const {
     RequireCreated();

@@ -17,12 +17,6 @@ using sqlite::Connection;
 using sqlite::Query;
 using sqlite::TableKind;
 
-void RequireVersion(Version version) {
-  Require(version >= kUnversioned, "version " + std::to_string(version) +
-                                       " is below UNVERSIONED (" + std::to_string(kUnversioned) +
-                                       ")");
-}
-
 bool IsExpiredPending(const Reservation& r, EpochMillis now) {
   return r.state == ReservationState::kPending && r.expires_at <= now;
 }
@@ -88,7 +82,7 @@ class SqliteReservationStore final : public ReservationStore {
   bool Confirm(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
     ValidateReservation(scope, key, owner);
-    RequireVersion(version);
+    ValidateVersion(version);
     Require(version != kAnyVersion, "ANY_VERSION is for releases; confirm a stream's version");
     bool held = false;
     db_->Write([&](Connection& w) {
@@ -112,7 +106,7 @@ class SqliteReservationStore final : public ReservationStore {
   bool Release(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
     ValidateReservation(scope, key, owner);
-    RequireVersion(version);
+    ValidateVersion(version);
     bool released = false;
     db_->Write([&](Connection& w) {
       const std::optional<Reservation> r = Load(w, scope, key);

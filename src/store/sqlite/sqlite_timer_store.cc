@@ -90,7 +90,7 @@ class SqliteTimerStore final : public TimerStore {
 
   bool Cancel(const AggregateRef& owner, const std::string& key, Version version) override {
     ValidateOwnerKey(owner, key);
-    RequireVersion(version);
+    ValidateVersion(version, "timer version");
     bool cancelled = false;
     db_->Write([&](Connection& w) {
       cancelled = false;
@@ -109,7 +109,7 @@ class SqliteTimerStore final : public TimerStore {
 
   int CancelAll(const AggregateRef& owner, Version version) override {
     ValidateOwner(owner);
-    RequireVersion(version);
+    ValidateVersion(version, "timer version");
     int cancelled = 0;
     db_->Write([&](Connection& w) {
       cancelled = 0;
@@ -143,7 +143,7 @@ class SqliteTimerStore final : public TimerStore {
   // earliest timers in full would read up to partitions x limit rows, each on its own page, to
   // return `limit` of them.
   std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
-    for (int p : partitions) RequirePartition(p);
+    for (int p : partitions) ValidatePartition(p, partitions_);
     Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
     return db_->Read([&](Connection& r) {
       struct Candidate {
@@ -273,43 +273,11 @@ class SqliteTimerStore final : public TimerStore {
     return sqlite::Quoted(TableName(aggregate));
   }
 
-  static void RequireVersion(Version version) {
-    Require(version >= kUnversioned, "timer version " + std::to_string(version) +
-                                         " is below UNVERSIONED (" +
-                                         std::to_string(kUnversioned) + ")");
-  }
-
-  void RequirePartition(int partition) const {
-    Require(partition >= 0 && partition < partitions_,
-            "partition " + std::to_string(partition) + " is out of range [0, " +
-                std::to_string(partitions_) + ")");
-  }
-
-  void ValidateOwner(const AggregateRef& owner) const {
-    ValidateRef(owner);
-    Require(owner.context == context_,
-            "timer owner " + ToString(owner) + " is not of this store's context " + context_);
-  }
-
+  void ValidateOwner(const AggregateRef& owner) const { ValidateTimerOwner(owner, context_); }
   void ValidateOwnerKey(const AggregateRef& owner, const std::string& key) const {
-    ValidateOwner(owner);
-    Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+    ValidateTimerKey(owner, key, context_);
   }
-
-  void ValidateTimer(const Timer& t) const {
-    ValidateOwnerKey(t.owner, t.key);
-    const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
-    RequirePartition(t.partition);
-    Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions_),
-            what + " is not in its owner's partition");
-    RequireVersion(t.version);
-    Require(!t.timer_id.empty(), what + " has no timer id");
-    ValidateRef(t.target);
-    Require(!t.command_type.empty(), what + " has no command type");
-    Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
-    Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
-    Require(t.attempt >= 0, what + " has a negative attempt");
-  }
+  void ValidateTimer(const Timer& t) const { wow::ValidateTimer(t, context_, partitions_); }
 
   const std::shared_ptr<SqliteDatabase> db_;
   const std::string context_;

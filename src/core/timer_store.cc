@@ -1,0 +1,47 @@
+#include "wow/timer_store.h"
+
+#include <nlohmann/json.hpp>
+
+#include "wow/error.h"
+
+namespace wow {
+
+std::string_view TimerStateName(TimerState state) {
+  switch (state) {
+    case TimerState::kPending:
+      return "PENDING";
+    case TimerState::kFiring:
+      return "FIRING";
+    case TimerState::kParked:
+      return "PARKED";
+  }
+  return "UNKNOWN";
+}
+
+void ValidateTimerOwner(const AggregateRef& owner, std::string_view context) {
+  ValidateRef(owner);
+  Require(owner.context == context, "timer owner " + ToString(owner) +
+                                        " is not of this store's context " + std::string(context));
+}
+
+void ValidateTimerKey(const AggregateRef& owner, std::string_view key, std::string_view context) {
+  ValidateTimerOwner(owner, context);
+  Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+}
+
+void ValidateTimer(const Timer& t, std::string_view context, int partitions) {
+  ValidateTimerKey(t.owner, t.key, context);
+  const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
+  ValidatePartition(t.partition, partitions);
+  Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions),
+          what + " is not in its owner's partition");
+  ValidateVersion(t.version, "timer version");
+  Require(!t.timer_id.empty(), what + " has no timer id");
+  ValidateRef(t.target);
+  Require(!t.command_type.empty(), what + " has no command type");
+  Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
+  Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
+  Require(t.attempt >= 0, what + " has a negative attempt");
+}
+
+}  // namespace wow
