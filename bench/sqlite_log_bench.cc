@@ -195,18 +195,57 @@ void BM_Wow_CatchUp(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * f.entries);
 }
-BENCHMARK(BM_Wow_CatchUp)->Arg(10'000)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+// 10,000 a call: a large limit; 256: the SubscriptionRunner's default batch.
+BENCHMARK(BM_Wow_CatchUp)
+    ->Arg(10'000)
+    ->Arg(256)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
-// Raw SQLite reading the same rows of the same file with the store's query, page by page in a
-// read transaction, copying every column (the store also decodes the events and facts JSON).
+// The raw table of the "clustered" layout: the catch-up log's rows copied, in (partition,
+// sequence) order, into a table whose rowid is the position, partition << 40 | sequence, so a
+// partition's entries lie in one run of pages. Built on first use.
+const std::string& ClusteredTable() {
+  static const std::string name = [] {
+    CatchUpFixture& f = CatchUp();
+    RawDb db(f.dir.File("catchup.db"), Synchronous::kOff);
+    db.Execute(
+        "CREATE TABLE clustered (position INTEGER PRIMARY KEY, partition INTEGER NOT NULL, "
+        "sequence INTEGER NOT NULL, tenant_id TEXT NOT NULL, aggregate_id TEXT NOT NULL, version "
+        "INTEGER NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, events TEXT NOT NULL, "
+        "facts TEXT, transport BLOB NOT NULL);"
+        "INSERT INTO clustered SELECT (partition << 40) | sequence, partition, sequence, "
+        "tenant_id, aggregate_id, version, request_id, time, events, facts, transport FROM "
+        "\"wow_log__bench__brand\" ORDER BY partition, sequence;"
+        "PRAGMA wal_checkpoint(TRUNCATE);");
+    return std::string("clustered");
+  }();
+  return name;
+}
+
+// Raw SQLite reading the same rows, page by page (`limit` a query) in read transactions, copying
+// every column, without decoding anything (the store also decodes the events and facts).
+// Argument 2 picks the table:
+//   0 store_table: the store's own table in the same file, with the store's query (the rows lie
+//                  in append order; the (partition, sequence) index finds them);
+//   1 clustered:   the same rows in ClusteredTable, read by a rowid range.
 void BM_Raw_CatchUp(benchmark::State& state) {
   CatchUpFixture& f = CatchUp();
   const int limit = static_cast<int>(state.range(0));
+  const bool clustered = state.range(1) == 1;
+  state.SetLabel(clustered ? "clustered" : "store_table");
+  if (clustered) ClusteredTable();
   RawDb db(f.dir.File("catchup.db"), Synchronous::kOff);
-  const auto select = db.Prepare(
+  const std::string columns =
       "SELECT partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, "
-      "facts, transport FROM \"wow_log__bench__brand\" WHERE partition = ?1 AND sequence > ?2 "
-      "AND sequence <= ?3 ORDER BY sequence");
+      "facts, transport FROM ";
+  const auto select =
+      clustered ? db.Prepare(columns + ClusteredTable() +
+                             " WHERE position > ?1 AND position <= ?2 ORDER BY position")
+                : db.Prepare(columns +
+                             "\"wow_log__bench__brand\" WHERE partition = ?1 AND sequence > ?2 "
+                             "AND sequence <= ?3 ORDER BY sequence");
   struct Row {
     std::int64_t partition, sequence, version, time;
     std::string tenant_id, aggregate_id, request_id, events, facts, transport;
@@ -217,7 +256,12 @@ void BM_Raw_CatchUp(benchmark::State& state) {
       for (std::int64_t after = 0;;) {
         std::vector<Row> rows;
         db.Execute("BEGIN");
-        select->Bind(1, p).Bind(2, after).Bind(3, after + limit);
+        if (clustered) {
+          const std::int64_t base = std::int64_t{p} << 40;
+          select->Bind(1, base | after).Bind(2, base | (after + limit));
+        } else {
+          select->Bind(1, p).Bind(2, after).Bind(3, after + limit);
+        }
         while (select->Step()) {
           rows.push_back({select->Int(0), select->Int(1), select->Int(4), select->Int(6),
                           select->Text(2), select->Text(3), select->Text(5), select->Text(7),
@@ -235,7 +279,12 @@ void BM_Raw_CatchUp(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * f.entries);
 }
-BENCHMARK(BM_Raw_CatchUp)->Arg(10'000)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Raw_CatchUp)
+    ->Args({10'000, 0})
+    ->Args({10'000, 1})
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace wow::bench
