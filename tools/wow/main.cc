@@ -9,7 +9,8 @@
 
 namespace {
 
-constexpr const char* kFooter = R"(The global options (--db, --context, --json) may come before or after the command.
+constexpr const char* kFooter =
+    R"(The global options (--db, --context, --json) may come before or after the command.
 Exit codes: 0 done; 1 failed (the message says why); 2 bad flags or arguments;
 3 nothing found (find, log read); 4 migrate-data finished but skipped bad lines or conflicts.
 See docs/TOOL.md for every command with an example.)";

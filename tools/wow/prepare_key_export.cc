@@ -1,6 +1,8 @@
 #include "prepare_key_export.h"
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "format.h"
@@ -115,7 +117,10 @@ ExportLine ParseExportLine(std::string_view line, const std::vector<std::string>
     std::optional<EpochMillis> millis;
     if (date->is_string()) {
       millis = ParseIsoTime(date->get<std::string>());
-    } else if (date->is_number_integer()) {
+    } else if (date->is_number_integer() &&
+               !(date->is_number_unsigned() &&
+                 date->get<std::uint64_t>() >
+                     static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
       millis = date->get<std::int64_t>();
     } else if (date->is_object() && date->size() == 1 && date->contains("$numberLong") &&
                date->at("$numberLong").is_string()) {
