@@ -25,14 +25,14 @@ constexpr int kBatch = 100;
 constexpr EpochMillis kStart = 1'700'000'000'000;
 
 // WOW_BENCH_TIMERS timers (default 1,000,000), one per brand, due once each over 1M ms from
-// kStart in a shuffled order; built once per run by 4 threads (group commit), synchronous=OFF.
+// kStart in a shuffled order; built once per run by 16 threads (group commit), synchronous=OFF.
 struct TimerFixture {
   TimerFixture() : db(OpenSqliteDatabase(dir.File("timers.db"), Options(Synchronous::kOff))) {
     const char* text = std::getenv("WOW_BENCH_TIMERS");
     count = text ? std::atoll(text) : 1'000'000;
     timers = NewSqliteTimerStore(db, kContext, kPartitions);
     const auto started = Clock::now();
-    constexpr int kThreads = 4;
+    constexpr int kThreads = 16;
     std::vector<std::jthread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([this, t] {
