@@ -427,7 +427,7 @@ TEST_F(WowToolTest, LogTailFollowStopsOnSigintToo) {
 // ---------------------------------------------------------------------------------------------
 // reservations find | list
 
-TEST_F(WowToolTest, ReservationsFindPrintsTheHolderAndList_PagesANamespace) {
+TEST_F(WowToolTest, ReservationsFindPrintsTheHolderAndListPagesANamespace) {
   Log();
   auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
   ASSERT_TRUE(store->Confirm(BrandNames("acme"), "contoso", Brand("acme", "b-1"), 3));
