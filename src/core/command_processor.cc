@@ -127,14 +127,18 @@ class CommandProcessor::Impl {
                           command.type == RestoreAggregate::kType;
     Require(built_in || type.Handles(command.type),
             "aggregate type " + type.name() + " takes no command of type \"" + command.type + "\"");
-    if (request_id.empty()) request_id = NewId();
+    // A request id made here is new: no stream can have it, so its lookup is skipped.
+    const bool fresh = request_id.empty();
+    if (fresh) request_id = NewId();
     Require(request_id.size() <= 256, "request id is over 256 bytes");
 
     std::lock_guard aggregate_lock(StripeOf(target));
     EventLog& log = *outer_.log_;
     ReservationStore& reservations = *outer_.reservations_;
-    if (auto original = log.FindByRequestId(target.aggregate, target.tenant_id, request_id)) {
-      return Duplicate(original->position, original->stream.version, request_id);
+    if (!fresh) {
+      if (auto original = log.FindByRequestId(target.aggregate, target.tenant_id, request_id)) {
+        return Duplicate(original->position, original->stream.version, request_id);
+      }
     }
     for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
       const LoadedAggregate loaded = Load(type, target);
