@@ -432,7 +432,9 @@ class CatalogHttp::Impl {
   HttpReply Run(const NamedKind& kind, Action action, const wow::AggregateRef& ref,
                 const wow::CommandMessage& command, const std::optional<std::string>& key,
                 const std::optional<std::string>& name) {
-    const std::string request_id = key ? *key : wow::NewId();
+    // Without a key the processor makes a fresh request id (and skips looking it up); a resend
+    // after an unknown outcome uses the id the outcome names.
+    std::string request_id = key ? *key : std::string();
     // Repeats of one key in this process run one at a time, so a repeat sent while the original
     // is in flight finds it in the log instead of racing it for the name.
     std::unique_lock<std::mutex> key_lock;
@@ -447,7 +449,9 @@ class CatalogHttp::Impl {
         metrics_.ObserveCommand(SteadyClock::now() - start);
       } catch (const wow::Error& e) {
         metrics_.ObserveCommand(SteadyClock::now() - start);
-        if (e.code() == wow::ErrorCode::kUnavailable && attempt < options_.resend_attempts) {
+        // A resend needs the request id of the first send: only a key gives it to an exception.
+        if (e.code() == wow::ErrorCode::kUnavailable && !request_id.empty() &&
+            attempt < options_.resend_attempts) {
           spdlog::warn("{} of {} met a busy store; sending it again: {}", command.type,
                        wow::ToString(ref), e.what());
           std::this_thread::sleep_for(backoff);
@@ -457,6 +461,7 @@ class CatalogHttp::Impl {
         metrics_.CountCommand(kind.aggregate, CommandName(action), "error");
         throw;
       }
+      request_id = result.request_id;
       if (result.kind == wow::CommandResult::Kind::kUnknown && attempt < options_.resend_attempts) {
         spdlog::warn("the outcome of {} of {} is unknown; sending it again: {}", command.type,
                      wow::ToString(ref), result.message);
