@@ -7,6 +7,7 @@
 
 #include "sqlite_test_support.h"
 #include "support/temp_dir.h"
+#include "store/sqlite/database.h"
 #include "wow/sqlite.h"
 
 namespace wow::sqlite_test {
@@ -124,7 +125,8 @@ TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) 
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 99"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("format 1"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("format " + std::to_string(sqlite::kFormatVersion)), std::string::npos)
+      << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
 }
 

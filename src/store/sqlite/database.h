@@ -39,7 +39,7 @@ namespace sqlite {
 
 // The format this build reads and writes. Raise it with every change of the layout a reader of
 // the previous format would misread, and teach OpenSqliteDatabase to refuse or migrate the old.
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;  // 2: events kept as length-prefixed bytes
 // Written in the file's header (PRAGMA application_id): "Wow1".
 inline constexpr std::int32_t kApplicationId = 0x576f7731;
 inline constexpr int kMaxPartitions = 4096;
