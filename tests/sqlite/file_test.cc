@@ -26,7 +26,7 @@ TEST_F(SqliteFileTest, OpenCreatesAFileInWalModeWithItsFormatRecord) {
   OpenSqliteDatabase(path_);
   RawDb raw(path_);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"), "1");
+  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"), std::to_string(sqlite::kFormatVersion));
   EXPECT_EQ(raw.Text("PRAGMA application_id"), std::to_string(0x576f7731));
 }
 
