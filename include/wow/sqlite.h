@@ -31,6 +31,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -97,5 +98,9 @@ std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<Sqli
 // Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..4096 or a null db.
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
                                                 std::string context, int partitions);
+
+// The contexts whose logs or timers `db` holds, with their partition counts, by name; for tools.
+// Throws wow::Error as a read of the file fails, or Error(kInvalidArgument) for a null db.
+std::map<std::string, int> SqliteContexts(const std::shared_ptr<SqliteDatabase>& db);
 
 }  // namespace wow

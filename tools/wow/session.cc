@@ -1,5 +1,3 @@
-#include <sqlite3.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -11,37 +9,6 @@
 namespace wow::tool {
 
 namespace {
-
-// The contexts of the file and their partition counts, read from its wow_contexts table with a
-// read-only connection of our own. Only for naming a file's contexts (the default --context, and
-// messages): the store's API cannot list them (src/store/sqlite/database.cc records them there).
-// The file was opened and its format checked by OpenSqliteDatabase first.
-std::map<std::string, int> ReadContexts(const std::string& path) {
-  sqlite3* raw = nullptr;
-  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> connection(raw, sqlite3_close);
-  auto fail = [&](const std::string& what) {
-    throw Failure("cannot read the contexts of \"" + path + "\": " + what + ": " +
-                  (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(opened)));
-  };
-  if (opened != SQLITE_OK) fail("open");
-  sqlite3_busy_timeout(raw, 5000);
-  sqlite3_stmt* raw_statement = nullptr;
-  if (sqlite3_prepare_v2(raw, "SELECT context, partitions FROM wow_contexts ORDER BY context", -1,
-                         &raw_statement, nullptr) != SQLITE_OK) {
-    fail("prepare");
-  }
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw_statement, sqlite3_finalize);
-  std::map<std::string, int> contexts;
-  for (;;) {
-    const int step = sqlite3_step(raw_statement);
-    if (step == SQLITE_DONE) break;
-    if (step != SQLITE_ROW) fail("query");
-    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(raw_statement, 0));
-    contexts.emplace(name ? name : "", sqlite3_column_int(raw_statement, 1));
-  }
-  return contexts;
-}
 
 std::string Names(const std::map<std::string, int>& contexts) {
   std::string names;
@@ -75,7 +42,7 @@ bool Session::OpenOrCreate(SqliteOptions options) {
 const std::map<std::string, int>& Session::Contexts() {
   if (!contexts_) {
     Open();
-    contexts_ = ReadContexts(globals_.db);
+    contexts_ = SqliteContexts(db_);
   }
   return *contexts_;
 }

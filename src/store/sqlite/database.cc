@@ -461,4 +461,14 @@ std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
   return std::make_shared<SqliteDatabase>(path, options);
 }
 
+std::map<std::string, int> SqliteContexts(const std::shared_ptr<SqliteDatabase>& db) {
+  Require(db != nullptr, "listing contexts needs a database");
+  return db->Read([](Connection& r) {
+    std::map<std::string, int> contexts;
+    Query q(r, "SELECT context, partitions FROM wow_contexts ORDER BY context");
+    while (q.Step()) contexts.emplace(q.Text(0), static_cast<int>(q.Int(1)));
+    return contexts;
+  });
+}
+
 }  // namespace wow
