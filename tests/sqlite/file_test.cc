@@ -199,3 +199,18 @@ TEST_F(SqliteFileTest, AFileThatIsNotASqliteDatabaseIsDataLossSayingSoAndLeftUnc
 
 }  // namespace
 }  // namespace wow::sqlite_test
+
+namespace wow {
+namespace {
+
+TEST(SqliteContexts, ListsEachContextWithItsPartitionCount) {
+  testing_support::TempDir dir;
+  auto db = OpenSqliteDatabase(dir.File("contexts.db"));
+  EXPECT_TRUE(SqliteContexts(db).empty());
+  NewSqliteEventLog(db, "shop", SystemClock::Instance())->Create(8);
+  NewSqliteTimerStore(db, "billing", 2);
+  EXPECT_EQ(SqliteContexts(db), (std::map<std::string, int>{{"billing", 2}, {"shop", 8}}));
+}
+
+}  // namespace
+}  // namespace wow
