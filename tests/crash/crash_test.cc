@@ -1,7 +1,8 @@
 // Crash safety of the SQLite stores (issue 4, "Durability and concurrency").
 //
 // Each round forks child processes that open the database file themselves and write in a loop
-// until the test kills them with SIGKILL at a random moment:
+// until the test kills them with SIGKILL at a random moment (while they open the file, in the
+// first round; within 400 ms of their first acknowledgement, in the others):
 //   - three threads create and rename brands through the CommandProcessor (reserve, append,
 //     confirm, release), most names drawn from a small pool all children compete for;
 //   - one thread reserves token keys directly, appends the tokens' streams (each carrying its
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -375,39 +377,69 @@ std::uint64_t Seed() {
 
 class CrashSafety : public ::testing::Test {
  protected:
-  // Forks the round's children, kills each with SIGKILL after a random delay, and reaps them.
-  // A child that ended by itself failed: its report says why.
+  // Forks the round's children, kills each with SIGKILL at a random moment, and reaps them. The
+  // first round kills within 40 ms of the fork, while the children open the file and start; the
+  // others kill each child within 400 ms of its first acknowledgement (or of kFirstAckWait, if it
+  // has none by then), so the kills land mid-work however slow the build (sanitizers, a loaded
+  // machine). A child that ended by itself failed: its report says why.
   void RunRound(int round, std::mt19937_64& rng) {
+    using SteadyClock = std::chrono::steady_clock;
+    constexpr milliseconds kFirstAckWait{5'000};
+    struct Child {
+      pid_t pid = 0;
+      std::string report;
+      milliseconds delay{0};
+      std::optional<SteadyClock::time_point> kill_at;
+      bool killed = false;
+    };
     Round times;
     times.started = Now();
-    // The first round kills early, while the children open the file and start; the others later.
-    const int max_delay_ms = round == 0 ? 40 : 500;
-    std::vector<std::pair<int, pid_t>> schedule;  // (delay ms, pid)
+    const std::uint64_t max_delay_ms = round == 0 ? 40 : 400;
+    std::vector<Child> children;
     for (int c = 0; c < kChildrenPerRound; ++c) {
       const std::string prefix = "r" + std::to_string(round) + "c" + std::to_string(c);
-      const std::string report = dir_.File(prefix + ".report");
-      report_paths_.push_back(report);
+      Child child;
+      child.report = dir_.File(prefix + ".report");
+      child.delay = milliseconds(rng() % (max_delay_ms + 1));
+      report_paths_.push_back(child.report);
       const std::uint64_t child_seed = rng();
-      const int delay = static_cast<int>(rng() % static_cast<std::uint64_t>(max_delay_ms + 1));
       std::cout.flush();
       std::fflush(nullptr);  // nothing buffered is written twice
-      const pid_t pid = ::fork();
-      ASSERT_GE(pid, 0) << "fork failed: " << std::strerror(errno);
-      if (pid == 0) RunChild(db_path_, report, prefix, child_seed);
-      schedule.emplace_back(delay, pid);
+      child.pid = ::fork();
+      ASSERT_GE(child.pid, 0) << "fork failed: " << std::strerror(errno);
+      if (child.pid == 0) RunChild(db_path_, child.report, prefix, child_seed);
+      children.push_back(child);
     }
-    std::sort(schedule.begin(), schedule.end());
-    const auto forked = std::chrono::steady_clock::now();
-    for (const auto& [delay, pid] : schedule) {
-      std::this_thread::sleep_until(forked + milliseconds(delay));
-      ::kill(pid, SIGKILL);
+    const auto forked = SteadyClock::now();
+    if (round == 0) {
+      for (Child& child : children) child.kill_at = forked + child.delay;
     }
-    for (const auto& [delay, pid] : schedule) {
+    for (size_t killed = 0; killed < children.size();) {
+      const auto now = SteadyClock::now();
+      for (Child& child : children) {
+        if (child.killed) continue;
+        if (!child.kill_at) {
+          std::error_code ignored;
+          if (std::filesystem::file_size(child.report, ignored) > 0 ||
+              now - forked > kFirstAckWait) {
+            child.kill_at = now + child.delay;
+          }
+        }
+        if (child.kill_at && now >= *child.kill_at) {
+          ::kill(child.pid, SIGKILL);
+          child.killed = true;
+          ++killed;
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    for (const Child& child : children) {
       int status = 0;
-      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
       EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-          << "child " << pid << " of round " << round << " was not killed but ended by itself "
-          << "(status " << status << "); see its report's E line below";
+          << "child " << child.pid << " of round " << round
+          << " was not killed but ended by itself (status " << status
+          << "); see its report's E line below";
     }
     times.ended = Now();
     rounds_.push_back(times);
