@@ -10,6 +10,7 @@
 // A load program rather than a Google Benchmark: it needs percentiles of one long run at a fixed
 // concurrency, like wrk's. The database is a fresh file under $WOW_BENCH_DIR (default /tmp)
 // unless --db names one.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,6 +83,14 @@ wow::SqliteOptions::Synchronous ParseSynchronous(const std::string& name) {
   return wow::SqliteOptions::Synchronous::kFull;
 }
 
+// CPU seconds this process used so far: user, system.
+std::pair<double, double> CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return {seconds(usage.ru_utime), seconds(usage.ru_stime)};
+}
+
 double Percentile(const std::vector<std::uint32_t>& sorted, double p) {
   if (sorted.empty()) return 0;
   const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p / 100.0 * sorted.size()));
@@ -130,6 +139,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<std::uint32_t>> latencies(options.threads);  // µs, per thread
   const auto duration = std::chrono::duration<double>(options.seconds);
   SteadyClock::time_point start;
+  std::pair<double, double> cpu_before;
   {
     std::vector<std::jthread> threads;
     for (int t = 0; t < options.threads; ++t) {
@@ -157,24 +167,31 @@ int main(int argc, char** argv) {
         }
       });
     }
+    cpu_before = CpuSeconds();
     start = SteadyClock::now();
     go = true;
   }
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const auto cpu_after = CpuSeconds();
   if (runner) runner->Stop();
 
   std::vector<std::uint32_t> all;
   for (const auto& mine : latencies) all.insert(all.end(), mine.begin(), mine.end());
   std::sort(all.begin(), all.end());
+  const double user = cpu_after.first - cpu_before.first;
+  const double system = cpu_after.second - cpu_before.second;
+  auto per_command = [&](double seconds) { return all.empty() ? 0.0 : seconds / all.size() * 1e6; };
   std::printf(
       "catalog_load_bench: %d threads, %.1f s, synchronous=%s, %d partitions, subscriptions %s\n"
       "commands: %zu (%ld not accepted)\n"
       "commands/s: %.0f\n"
-      "latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n",
+      "latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n"
+      "cpu per command: %.0f us (user %.0f, system %.0f); %.2f cores busy\n",
       options.threads, elapsed, options.synchronous.c_str(), options.partitions,
       options.subscriptions ? "on" : "off", all.size(), failed.load(), all.size() / elapsed,
       Percentile(all, 50), Percentile(all, 90), Percentile(all, 99), Percentile(all, 99.9),
-      all.empty() ? 0.0 : all.back() / 1000.0);
+      all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system), per_command(user),
+      per_command(system), (user + system) / elapsed);
 
   runner.reset();
   processor.reset();

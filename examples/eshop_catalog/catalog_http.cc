@@ -158,11 +158,16 @@ enum class Action { kHealth, kMetrics, kCreate, kGet, kRename, kDelete, kRestore
 
 std::string_view CommandName(Action action) {
   switch (action) {
-    case Action::kCreate: return "create";
-    case Action::kRename: return "rename";
-    case Action::kDelete: return "delete";
-    case Action::kRestore: return "restore";
-    default: return "none";
+    case Action::kCreate:
+      return "create";
+    case Action::kRename:
+      return "rename";
+    case Action::kDelete:
+      return "delete";
+    case Action::kRestore:
+      return "restore";
+    default:
+      return "none";
   }
 }
 
@@ -219,9 +224,9 @@ class CatalogHttp::Impl {
   HttpReply Dispatch(std::string_view method, std::string_view target, std::string_view body,
                      std::optional<std::string_view> idempotency_key) {
     if (body.size() > options_.max_body_bytes) {
-      return ErrorReply(413, "BODY_TOO_LARGE",
-                        "a request body has at most " + std::to_string(options_.max_body_bytes) +
-                            " bytes");
+      return ErrorReply(
+          413, "BODY_TOO_LARGE",
+          "a request body has at most " + std::to_string(options_.max_body_bytes) + " bytes");
     }
     const std::string_view path = target.substr(0, target.find('?'));
     if (path.empty() || path.front() != '/') {
@@ -241,36 +246,8 @@ class CatalogHttp::Impl {
     }
 
     // Match the path, then the method.
-    std::vector<std::pair<std::string_view, Action>> methods;
     Route route;
-    if (segments.size() == 1 && segments[0] == "healthz") {
-      methods = {{"GET", Action::kHealth}};
-    } else if (segments.size() == 1 && segments[0] == "metrics") {
-      methods = {{"GET", Action::kMetrics}};
-    } else if (segments.size() >= 3 && segments[0] == "tenants") {
-      route.tenant = segments[1];
-      for (const NamedKind& kind : kinds_) {
-        if (segments[2] == kind.collection) {
-          route.kind = &kind;
-          if (segments.size() == 3) {
-            methods = {{"POST", Action::kCreate}};
-          } else if (!segments[3].empty()) {  // a trailing slash names nothing
-            route.id = segments[3];
-            if (segments.size() == 4) {
-              methods = {{"GET", Action::kGet}, {"DELETE", Action::kDelete}};
-            } else if (segments.size() == 5 && segments[4] == "name") {
-              methods = {{"PUT", Action::kRename}};
-            } else if (segments.size() == 5 && segments[4] == "restore") {
-              methods = {{"POST", Action::kRestore}};
-            }
-          }
-        } else if (segments[2] == kind.names && segments.size() == 4) {
-          route.kind = &kind;
-          route.name = segments[3];
-          methods = {{"GET", Action::kLookup}};
-        }
-      }
-    }
+    const std::vector<std::pair<std::string_view, Action>> methods = Match(segments, route);
     if (methods.empty()) {
       return ErrorReply(404, "NOT_FOUND", "no route for " + std::string(path));
     }
@@ -293,22 +270,24 @@ class CatalogHttp::Impl {
       return reply;
     }
     if (!found) {
-      HttpReply reply = ErrorReply(405, "METHOD_NOT_ALLOWED",
-                                   std::string(method) + " is not allowed on " +
-                                       std::string(path) + "; allowed: " + allow);
+      HttpReply reply = ErrorReply(
+          405, "METHOD_NOT_ALLOWED",
+          std::string(method) + " is not allowed on " + std::string(path) + "; allowed: " + allow);
       reply.headers.emplace_back("Allow", allow);
       return reply;
     }
 
     switch (route.action) {
-      case Action::kHealth: return Health();
+      case Action::kHealth:
+        return Health();
       case Action::kMetrics: {
         HttpReply reply;
         reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
         reply.body = metrics_.Render();
         return reply;
       }
-      default: break;
+      default:
+        break;
     }
 
     if (!IsIdentifier(route.tenant, kMaxTenantBytes)) {
@@ -343,14 +322,58 @@ class CatalogHttp::Impl {
     }
     wow::CommandMessage command;
     switch (route.action) {
-      case Action::kCreate: command = kind.create(*name); break;
-      case Action::kRename: command = kind.rename(*name); break;
-      case Action::kDelete: command = wow::CommandMessage::Of(wow::DeleteAggregate{}); break;
-      default: command = wow::CommandMessage::Of(wow::RestoreAggregate{}); break;
+      case Action::kCreate:
+        command = kind.create(*name);
+        break;
+      case Action::kRename:
+        command = kind.rename(*name);
+        break;
+      case Action::kDelete:
+        command = wow::CommandMessage::Of(wow::DeleteAggregate{});
+        break;
+      default:
+        command = wow::CommandMessage::Of(wow::RestoreAggregate{});
+        break;
     }
     std::optional<std::string> key;
     if (idempotency_key) key = std::string(*idempotency_key);
     return Run(kind, route.action, ref, command, key, name);
+  }
+
+  // The methods the path of `segments` takes, each with its action (none: no such route); fills
+  // the route's kind and path parameters.
+  std::vector<std::pair<std::string_view, Action>> Match(const std::vector<std::string>& segments,
+                                                         Route& route) const {
+    std::vector<std::pair<std::string_view, Action>> methods;
+    if (segments.size() == 1 && segments[0] == "healthz") {
+      methods = {{"GET", Action::kHealth}};
+    } else if (segments.size() == 1 && segments[0] == "metrics") {
+      methods = {{"GET", Action::kMetrics}};
+    } else if (segments.size() >= 3 && segments[0] == "tenants") {
+      route.tenant = segments[1];
+      for (const NamedKind& kind : kinds_) {
+        if (segments[2] == kind.collection) {
+          route.kind = &kind;
+          if (segments.size() == 3) {
+            methods = {{"POST", Action::kCreate}};
+          } else if (!segments[3].empty()) {  // a trailing slash names nothing
+            route.id = segments[3];
+            if (segments.size() == 4) {
+              methods = {{"GET", Action::kGet}, {"DELETE", Action::kDelete}};
+            } else if (segments.size() == 5 && segments[4] == "name") {
+              methods = {{"PUT", Action::kRename}};
+            } else if (segments.size() == 5 && segments[4] == "restore") {
+              methods = {{"POST", Action::kRestore}};
+            }
+          }
+        } else if (segments[2] == kind.names && segments.size() == 4) {
+          route.kind = &kind;
+          route.name = segments[3];
+          methods = {{"GET", Action::kLookup}};
+        }
+      }
+    }
+    return methods;
   }
 
   // The "name" of a command's JSON body; nullopt, with `refused` set, when the body is not a JSON
@@ -362,7 +385,8 @@ class CatalogHttp::Impl {
       return std::nullopt;
     }
     if (!parsed.is_object()) {
-      refused = ErrorReply(400, "INVALID_BODY", "the body must be a JSON object: {\"name\": \"...\"}");
+      refused =
+          ErrorReply(400, "INVALID_BODY", "the body must be a JSON object: {\"name\": \"...\"}");
       return std::nullopt;
     }
     auto it = parsed.find("name");
@@ -403,7 +427,8 @@ class CatalogHttp::Impl {
                         "the path)");
     }
     const std::string trimmed = TrimName(name);
-    if (trimmed.empty()) return ErrorReply(400, std::string(rejections::kBlankName), "a name is not blank");
+    if (trimmed.empty())
+      return ErrorReply(400, std::string(rejections::kBlankName), "a name is not blank");
     const std::string key = NameKey(name);
     if (trimmed.size() > kMaxNameBytes || key.size() > 512) {
       return ErrorReply(400, std::string(rejections::kNameTooLong),
@@ -411,16 +436,17 @@ class CatalogHttp::Impl {
     }
     const wow::ReservationScope scope{std::string(kContext), kind.aggregate, tenant, kind.ns};
     const std::optional<wow::Reservation> reservation = processor_.reservations().Find(scope, key);
-    const bool live = reservation &&
-                      (reservation->state == wow::ReservationState::kConfirmed ||
-                       reservation->expires_at > wow::SystemClock::Instance()->NowMillis());
+    const bool live =
+        reservation && (reservation->state == wow::ReservationState::kConfirmed ||
+                        reservation->expires_at > wow::SystemClock::Instance()->NowMillis());
     if (!live) {
-      return ErrorReply(404, "NOT_FOUND", "no " + kind.noun + " holds the name \"" + trimmed + "\"");
+      return ErrorReply(404, "NOT_FOUND",
+                        "no " + kind.noun + " holds the name \"" + trimmed + "\"");
     }
     json body{{"key", reservation->key},
               {"owner", reservation->owner.id},
-              {"state", reservation->state == wow::ReservationState::kConfirmed ? "confirmed"
-                                                                                   : "pending"},
+              {"state",
+               reservation->state == wow::ReservationState::kConfirmed ? "confirmed" : "pending"},
               {"version", reservation->version}};
     if (reservation->state == wow::ReservationState::kPending) {
       body["expires_at"] = reservation->expires_at;
@@ -479,7 +505,8 @@ class CatalogHttp::Impl {
                        result.events.empty() ? "" : NameOf(result.events.front()), false);
       case wow::CommandResult::Kind::kNoOp:
         // Only a rename to the name the aggregate has is a no-op.
-        return Success(kind, action, ref.tenant_id, ref.id, result.version, name ? TrimName(*name) : "", false);
+        return Success(kind, action, ref.tenant_id, ref.id, result.version,
+                       name ? TrimName(*name) : "", false);
       case wow::CommandResult::Kind::kDuplicate:
         return Replay(kind, action, ref, request_id, name);
       case wow::CommandResult::Kind::kUnknown: {
@@ -533,8 +560,8 @@ class CatalogHttp::Impl {
     const std::optional<wow::Entry> original =
         processor_.log().FindByRequestId(kind.aggregate, ref.tenant_id, request_id);
     if (!original || original->stream.events.empty()) {
-      HttpReply reply = ErrorReply(503, "UNAVAILABLE",
-                                   "the original of this request is not readable yet; retry");
+      HttpReply reply =
+          ErrorReply(503, "UNAVAILABLE", "the original of this request is not readable yet; retry");
       reply.headers.emplace_back("Retry-After", "1");
       return reply;
     }
@@ -542,10 +569,18 @@ class CatalogHttp::Impl {
     const wow::EventRecord& event = stream.events.front();
     std::string expected;
     switch (action) {
-      case Action::kCreate: expected = kind.created; break;
-      case Action::kRename: expected = kind.renamed; break;
-      case Action::kDelete: expected = std::string(wow::AggregateDeleted::kType); break;
-      default: expected = std::string(wow::AggregateRestored::kType); break;
+      case Action::kCreate:
+        expected = kind.created;
+        break;
+      case Action::kRename:
+        expected = kind.renamed;
+        break;
+      case Action::kDelete:
+        expected = std::string(wow::AggregateDeleted::kType);
+        break;
+      default:
+        expected = std::string(wow::AggregateRestored::kType);
+        break;
     }
     bool same = event.type == expected && (action == Action::kCreate || stream.ref.id == ref.id);
     const std::string original_name = NameOf(event);
@@ -556,8 +591,7 @@ class CatalogHttp::Impl {
                             event.type + " of " + kind.noun + " " + stream.ref.id + " at version " +
                             std::to_string(stream.version) + "); use a fresh key");
     }
-    return Success(kind, action, ref.tenant_id, stream.ref.id, stream.version, original_name,
-                   true);
+    return Success(kind, action, ref.tenant_id, stream.ref.id, stream.version, original_name, true);
   }
 
   HttpReply Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
@@ -630,6 +664,9 @@ CatalogHttp::CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<Servi
                          CatalogHttpOptions options)
     : metrics_(std::move(metrics)), max_body_bytes_(options.max_body_bytes) {
   wow::Require(metrics_ != nullptr, "CatalogHttp needs metrics");
+  // ICU builds its normaliser on first use; build it here, before the server's threads exist, so
+  // they all find it built (and ThreadSanitizer sees why).
+  NameKey("Warm-up");
   impl_ = std::make_unique<Impl>(processor, *metrics_, options);
 }
 
@@ -662,15 +699,21 @@ std::pair<std::string_view, std::string> OwnError(const httplib::Request& req, i
     status = 405;
   }
   switch (status) {
-    case 400: return {"BAD_REQUEST", "the request is not well-formed HTTP/1.1"};
-    case 404: return {"NOT_FOUND", "no route for " + req.path};
-    case 405: return {"METHOD_NOT_ALLOWED", "the method " + req.method + " is not supported"};
+    case 400:
+      return {"BAD_REQUEST", "the request is not well-formed HTTP/1.1"};
+    case 404:
+      return {"NOT_FOUND", "no route for " + req.path};
+    case 405:
+      return {"METHOD_NOT_ALLOWED", "the method " + req.method + " is not supported"};
     case 413:
       return {"BODY_TOO_LARGE",
               "a request body has at most " + std::to_string(max_body) + " bytes"};
-    case 414: return {"URI_TOO_LONG", "the request target is too long"};
-    case 416: return {"RANGE_NOT_SATISFIABLE", "ranges are not supported"};
-    default: break;
+    case 414:
+      return {"URI_TOO_LONG", "the request target is too long"};
+    case 416:
+      return {"RANGE_NOT_SATISFIABLE", "ranges are not supported"};
+    default:
+      break;
   }
   if (status >= 500) return {"INTERNAL", "internal error"};
   return {"HTTP_" + std::to_string(status), "the request was refused"};
@@ -736,13 +779,13 @@ void CatalogHttp::Register(httplib::Server& server) {
   server.Options(".*", handler);
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [max_body](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    int status = res.status;
-    auto [code, message] = OwnError(req, status, max_body);
-    res.status = status;
-    res.set_content(Dump(ErrorBody(code, message)), "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        int status = res.status;
+        auto [code, message] = OwnError(req, status, max_body);
+        res.status = status;
+        res.set_content(Dump(ErrorBody(code, message)), "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
         std::string what = "unknown exception";

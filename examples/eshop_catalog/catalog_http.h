@@ -61,7 +61,7 @@ inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
 class CatalogHttp {
  public:
   // REQUIRES: `processor` outlives this object and has BrandType() and CategoryType() registered;
-  // `metrics` is not null.
+  // `metrics` is not null. Construct it before the threads that call Handle start.
   CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<ServiceMetrics> metrics,
               CatalogHttpOptions options = {});
   ~CatalogHttp();
@@ -88,9 +88,9 @@ class CatalogHttp {
   std::unique_ptr<Impl> impl_;
 };
 
-// Sets the listen backlog of `server`'s bound socket (call after bind_to_port). httplib 0.11 listens
-// with a backlog of 5, so a burst of new connections overflows the accept queue and some are
-// reset. Returns false when the server is not bound or listen() fails.
+// Sets the listen backlog of `server`'s bound socket (call after bind_to_port). httplib 0.11
+// listens with a backlog of 5, so a burst of new connections overflows the accept queue and some
+// are reset. Returns false when the server is not bound or listen() fails.
 bool SetListenBacklog(httplib::Server& server, int backlog);
 
 // Makes `server` bind without SO_REUSEPORT (which httplib sets), so a port another process

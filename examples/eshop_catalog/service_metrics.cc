@@ -13,26 +13,14 @@ using Clock = std::chrono::steady_clock;
 
 // Upper bounds in seconds: 100 µs to 10 s.
 const std::vector<double>& DefaultBounds() {
-  static const std::vector<double> bounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                             0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
-                                             5,      10};
+  static const std::vector<double> bounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                             0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                             1,      2.5,     5,      10};
   return bounds;
 }
 
 std::string Label(std::string_view name, std::string_view value) {
   return std::string(name) + "=\"" + PrometheusLabelValue(value) + "\"";
-}
-
-// The result's name; the same words as wow::KindName, which has no definition in wow_core yet.
-std::string_view ResultName(wow::AppendResult::Kind kind) {
-  switch (kind) {
-    case wow::AppendResult::Kind::kAppended: return "appended";
-    case wow::AppendResult::Kind::kConflict: return "conflict";
-    case wow::AppendResult::Kind::kDuplicate: return "duplicate";
-    case wow::AppendResult::Kind::kRefused: return "refused";
-    case wow::AppendResult::Kind::kUnknown: return "unknown";
-  }
-  return "unknown";
 }
 
 class MeteredEventLog final : public wow::EventLogWrapper {
@@ -45,7 +33,7 @@ class MeteredEventLog final : public wow::EventLogWrapper {
     try {
       wow::AppendResult result = target().Append(stream);
       metrics_->ObserveAppend(Clock::now() - start);
-      metrics_->CountAppend(ResultName(result.kind()));
+      metrics_->CountAppend(wow::KindName(result.kind()));
       return result;
     } catch (...) {
       metrics_->ObserveAppend(Clock::now() - start);
@@ -60,7 +48,7 @@ class MeteredEventLog final : public wow::EventLogWrapper {
       std::vector<wow::AppendResult> results = target().AppendAll(streams);
       metrics_->ObserveAppend(Clock::now() - start);
       for (const wow::AppendResult& result : results) {
-        metrics_->CountAppend(ResultName(result.kind()));
+        metrics_->CountAppend(wow::KindName(result.kind()));
       }
       return results;
     } catch (...) {
@@ -97,8 +85,7 @@ class MeteredReservations final : public wow::ReservationStoreWrapper {
   std::shared_ptr<ServiceMetrics> metrics_;
 };
 
-void Header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void Header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 

@@ -45,7 +45,7 @@ class LatencyHistogram {
   std::uint64_t count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
-  std::vector<double> bounds_;  // seconds, increasing; +Inf is implied
+  std::vector<double> bounds_;                             // seconds, increasing; +Inf is implied
   std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_;  // bounds_.size() + 1, not cumulative
   std::atomic<std::uint64_t> sum_nanos_{0};
   std::atomic<std::uint64_t> count_{0};
@@ -67,8 +67,7 @@ class LabeledCounter {
 
 class ServiceMetrics {
  public:
-  void CountCommand(std::string_view aggregate, std::string_view command,
-                    std::string_view outcome);
+  void CountCommand(std::string_view aggregate, std::string_view command, std::string_view outcome);
   void CountRejection(std::string_view aggregate, std::string_view code);
   void ObserveCommand(std::chrono::nanoseconds duration) { command_seconds_.Observe(duration); }
   void CountAppend(std::string_view result);

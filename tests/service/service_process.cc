@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <fstream>
@@ -166,7 +166,9 @@ int ServiceProcess::RunToExit(const std::vector<std::string>& args, std::string&
 }
 
 std::string Reply::Header(const std::string& name) const {
-  auto it = headers.find(name);
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  auto it = headers.find(lower);
   return it == headers.end() ? "" : it->second;
 }
 
@@ -176,30 +178,16 @@ std::string Reply::Describe() const {
 
 Reply Send(int port, const std::string& method, const std::string& path, const std::string& body,
            const std::vector<std::pair<std::string, std::string>>& headers) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_url_encode(false);
-  client.set_connection_timeout(std::chrono::seconds(10));
-  client.set_read_timeout(std::chrono::seconds(60));
-  client.set_write_timeout(std::chrono::seconds(10));
-  httplib::Request request;
-  request.method = method;
-  request.path = path;
-  for (const auto& [name, value] : headers) request.set_header(name, value);
-  request.body = body;
+  std::string request = method + " " + path +
+                        " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                        "\r\nConnection: close\r\n";
+  for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
   if (!body.empty() || method == "POST" || method == "PUT") {
-    request.set_header("Content-Type", "application/json");
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   }
-  Reply reply;
-  httplib::Result result = client.send(request);
-  if (!result) {
-    reply.error = httplib::to_string(result.error());
-    return reply;
-  }
-  reply.status = result->status;
-  reply.body = result->body;
-  for (const auto& [name, value] : result->headers) reply.headers.emplace(name, value);
-  reply.json = nlohmann::json::parse(reply.body, nullptr, false);
-  return reply;
+  request += "\r\n" + body;
+  return SendRaw(port, request);
 }
 
 Reply SendRaw(int port, const std::string& request) {
@@ -242,9 +230,23 @@ Reply SendRaw(int port, const std::string& request) {
     reply.error = "no status line in: " + response;
     return reply;
   }
-  reply.status = std::stoi(match[1]);
   const size_t body = response.find("\r\n\r\n");
+  std::smatch length;
+  const std::string head = response.substr(0, body == std::string::npos ? body : body + 2);
+  if (body == std::string::npos || (std::regex_search(head, length, kLength) &&
+                                    response.size() < body + 4 + std::stoul(length[1]))) {
+    reply.error = "the response ends early: " + response;
+    return reply;
+  }
+  reply.status = std::stoi(match[1]);
   if (body != std::string::npos) reply.body = response.substr(body + 4);
+  static const std::regex kHeader(R"(\r\n([^:\r\n]+): *([^\r\n]*))");
+  for (auto it = std::sregex_iterator(head.begin(), head.end(), kHeader);
+       it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1];
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    reply.headers.emplace(name, (*it)[2]);
+  }
   reply.json = nlohmann::json::parse(reply.body, nullptr, false);
   return reply;
 }
@@ -264,8 +266,7 @@ std::string PercentEncode(const std::string& text) {
   return out;
 }
 
-LogSummary ReadLog(const std::string& db, const std::string& aggregate,
-                   const std::string& tenant) {
+LogSummary ReadLog(const std::string& db, const std::string& aggregate, const std::string& tenant) {
   LogSummary summary;
   auto database = OpenSqliteDatabase(db);
   auto log = NewSqliteEventLog(database, "eshop-catalog", SystemClock::Instance());

@@ -59,23 +59,24 @@ struct Reply {
   int status = 0;  // 0 when the request failed (no connection, reset, timeout)
   std::string body;
   nlohmann::json json;  // the body parsed; discarded when it is not JSON
-  std::multimap<std::string, std::string> headers;
-  std::string error;  // why the request failed, when status is 0
+  std::multimap<std::string, std::string> headers;  // names lower-cased
+  std::string error;                                // why the request failed, when status is 0
 
   std::string Header(const std::string& name) const;
   // "status body", for assertion messages.
   std::string Describe() const;
 };
 
-// Sends one request through httplib::Client. `path` is sent as given (already percent-encoded).
-// A body is sent with Content-Type application/json (and Content-Length, 0 for an empty body on
-// POST and PUT).
+// Sends one HTTP/1.1 request on a fresh connection (Connection: close) and reads the response.
+// `path` is sent as given (already percent-encoded). A body is sent with Content-Type
+// application/json and its Content-Length (0 for an empty body on POST and PUT). The tests speak
+// HTTP over plain sockets: Debian's libcpp-httplib is not built with ThreadSanitizer.
 Reply Send(int port, const std::string& method, const std::string& path,
-           const std::string& body = "", const std::vector<std::pair<std::string, std::string>>&
-                                             headers = {});
+           const std::string& body = "",
+           const std::vector<std::pair<std::string, std::string>>& headers = {});
 
 // Writes `request` as it is on a fresh connection and reads the answer until the server closes
-// it (include "Connection: close"); for requests httplib's client will not send.
+// it or its Content-Length is complete; for requests no client would send.
 Reply SendRaw(int port, const std::string& request);
 
 // `text` percent-encoded for a path segment (everything but unreserved characters).

@@ -1,5 +1,5 @@
 // The catalog service over real HTTP on loopback: the wow-catalog binary started on a free port
-// and driven by httplib clients (and raw sockets for requests httplib will not send).
+// and driven by concurrent HTTP/1.1 clients (service_process.h).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,8 +28,8 @@ json NameBody(const std::string& name) { return json{{"name", name}}; }
 class CatalogService : public ::testing::Test {
  protected:
   void SetUp() override {
-    service_ = std::make_unique<ServiceProcess>(db(), std::vector<std::string>{"--synchronous",
-                                                                                "normal"});
+    service_ =
+        std::make_unique<ServiceProcess>(db(), std::vector<std::string>{"--synchronous", "normal"});
     ASSERT_GT(service_->port(), 0);
   }
   void TearDown() override {
@@ -250,10 +250,10 @@ TEST_F(CatalogService, AnIdempotencyKeyRepeatAnswersTheFirstResponseAndAppendsNo
 
   // Repeats answer what the first answered, though the brand has changed since.
   EXPECT_EQ(Rename(id, "Fabrikam", "acme", {{"Idempotency-Key", "rename-1"}}).json, renamed.json);
-  EXPECT_EQ(Send(port(), "DELETE", "/tenants/acme/brands/" + id, "",
-                 {{"Idempotency-Key", "delete-1"}})
-                .json,
-            deleted.json);
+  EXPECT_EQ(
+      Send(port(), "DELETE", "/tenants/acme/brands/" + id, "", {{"Idempotency-Key", "delete-1"}})
+          .json,
+      deleted.json);
   EXPECT_EQ(Send(port(), "POST", "/tenants/acme/brands/" + id + "/restore", "",
                  {{"Idempotency-Key", "restore-1"}})
                 .json,
@@ -359,8 +359,8 @@ TEST_F(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
       {"a malformed percent-encoding", Get("a%zz"), 400, "INVALID_PATH"},
       {"a truncated percent-encoding", Get("a%2"), 400, "INVALID_PATH"},
       {"an over-long name to look up", Holder(Repeat('n', 201)), 400, "NAME_TOO_LONG"},
-      {"a name to look up that is not UTF-8",
-       Send(port(), "GET", "/tenants/acme/brand-names/%FF"), 400, "INVALID_NAME"},
+      {"a name to look up that is not UTF-8", Send(port(), "GET", "/tenants/acme/brand-names/%FF"),
+       400, "INVALID_NAME"},
       {"a blank name to look up", Send(port(), "GET", "/tenants/acme/brand-names/%20"), 400,
        "BLANK_NAME"},
       {"a name to look up with a control character", Holder("a\x01"), 400, "INVALID_NAME"},
@@ -405,7 +405,8 @@ TEST_F(CatalogService, HealthzAndMetricsAnswer) {
         R"(wow_catalog_commands_total{aggregate="brand",command="create",outcome="rejected"} 1)",
         R"(wow_catalog_rejections_total{aggregate="brand",code="NAME_TAKEN"} 1)",
         R"(wow_catalog_appends_total{result="appended"} 1)",
-        R"(wow_catalog_reserves_total{result="taken"} 1)", "# TYPE wow_catalog_append_seconds histogram",
+        R"(wow_catalog_reserves_total{result="taken"} 1)",
+        "# TYPE wow_catalog_append_seconds histogram",
         R"(wow_catalog_append_seconds_bucket{le="+Inf"} 1)", "wow_catalog_append_seconds_count 1",
         "wow_catalog_command_seconds_count 2",
         R"(wow_catalog_http_requests_total{method="GET",status="200"} 1)"}) {
@@ -480,8 +481,8 @@ TEST_F(CatalogService, SigtermAndSigintFinishTheCommandsInFlightAndCloseTheStore
       ASSERT_NE(it, log.names.end()) << id << " " << name;
       EXPECT_EQ(it->second, name);
     }
-    service_ = std::make_unique<ServiceProcess>(db(),
-                                                std::vector<std::string>{"--synchronous", "normal"});
+    service_ =
+        std::make_unique<ServiceProcess>(db(), std::vector<std::string>{"--synchronous", "normal"});
     ASSERT_GT(service_->port(), 0);
   }
 }
@@ -489,10 +490,10 @@ TEST_F(CatalogService, SigtermAndSigintFinishTheCommandsInFlightAndCloseTheStore
 TEST_F(CatalogService, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesCount) {
   std::string log;
   // The file was created with 16 partitions.
-  EXPECT_EQ(ServiceProcess::RunToExit({"--db", db(), "--listen", "127.0.0.1:0", "--partitions",
-                                       "8"},
-                                      log, milliseconds(30'000)),
-            1)
+  EXPECT_EQ(
+      ServiceProcess::RunToExit({"--db", db(), "--listen", "127.0.0.1:0", "--partitions", "8"}, log,
+                                milliseconds(30'000)),
+      1)
       << log;
   EXPECT_NE(log.find("16"), std::string::npos) << log;
   EXPECT_EQ(ServiceProcess::RunToExit(
@@ -503,12 +504,12 @@ TEST_F(CatalogService, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesC
   EXPECT_NE(log.find("cannot listen"), std::string::npos) << log;
   EXPECT_NE(ServiceProcess::RunToExit({"--db", db(), "--threads", "0"}, log, milliseconds(30'000)),
             0);
-  EXPECT_NE(ServiceProcess::RunToExit({"--db", db(), "--listen", "nowhere"}, log,
-                                      milliseconds(30'000)),
-            0);
+  EXPECT_NE(
+      ServiceProcess::RunToExit({"--db", db(), "--listen", "nowhere"}, log, milliseconds(30'000)),
+      0);
   EXPECT_EQ(ServiceProcess::RunToExit({"--help"}, log, milliseconds(30'000)), 0);
-  for (const std::string flag : {"--db", "--listen", "--partitions", "--log-level", "--threads",
-                                 "--synchronous"}) {
+  for (const std::string flag :
+       {"--db", "--listen", "--partitions", "--log-level", "--threads", "--synchronous"}) {
     EXPECT_NE(log.find(flag), std::string::npos) << flag;
   }
 
