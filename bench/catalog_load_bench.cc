@@ -5,7 +5,10 @@
 // (bench/catalog_http_bench.sh, wrk). docs/SERVICE.md gives the figures.
 //
 //   catalog_load_bench [--threads 64] [--seconds 10] [--synchronous full|normal|off]
-//                      [--partitions 16] [--db PATH] [--no-subscriptions]
+//                      [--partitions 16] [--db PATH] [--no-subscriptions] [--memory]
+//
+// --memory runs the same commands on the in-memory stores: the processor's and the domain's own
+// cost, without SQLite.
 //
 // A load program rather than a Google Benchmark: it needs percentiles of one long run at a fixed
 // concurrency, like wrk's. The database is a fresh file under $WOW_BENCH_DIR (default /tmp)
@@ -25,8 +28,11 @@
 
 #include "catalog.h"
 #include "wow/command_processor.h"
+#include "wow/event_log.h"
+#include "wow/reservation_store.h"
 #include "wow/sqlite.h"
 #include "wow/subscription.h"
+#include "wow/timer_store.h"
 
 namespace {
 
@@ -39,12 +45,13 @@ struct Options {
   int partitions = 16;
   std::string db;
   bool subscriptions = true;
+  bool memory = false;
 };
 
 [[noreturn]] void Usage(const char* program) {
   std::fprintf(stderr,
                "usage: %s [--threads N] [--seconds S] [--synchronous full|normal|off] "
-               "[--partitions N] [--db PATH] [--no-subscriptions]\n",
+               "[--partitions N] [--db PATH] [--no-subscriptions] [--memory]\n",
                program);
   std::exit(2);
 }
@@ -69,6 +76,8 @@ Options Parse(int argc, char** argv) {
       options.db = value();
     } else if (flag == "--no-subscriptions") {
       options.subscriptions = false;
+    } else if (flag == "--memory") {
+      options.memory = true;
     } else {
       Usage(argv[0]);
     }
@@ -114,13 +123,21 @@ int main(int argc, char** argv) {
   const auto clock = wow::SystemClock::Instance();
   wow::SqliteOptions sqlite_options;
   sqlite_options.synchronous = ParseSynchronous(options.synchronous);
-  auto db = wow::OpenSqliteDatabase(path, sqlite_options);
-  std::shared_ptr<wow::EventLog> log =
-      wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
+  std::shared_ptr<wow::SqliteDatabase> db;
+  std::shared_ptr<wow::EventLog> log;
+  std::shared_ptr<wow::ReservationStore> reservations;
+  std::shared_ptr<wow::TimerStore> timers;
+  if (options.memory) {
+    log = wow::NewMemoryEventLog(std::string(eshop::kContext), clock);
+    reservations = wow::NewMemoryReservationStore(clock);
+    timers = wow::NewMemoryTimerStore(std::string(eshop::kContext), options.partitions);
+  } else {
+    db = wow::OpenSqliteDatabase(path, sqlite_options);
+    log = wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
+    reservations = wow::NewSqliteReservationStore(db, clock);
+    timers = wow::NewSqliteTimerStore(db, std::string(eshop::kContext), options.partitions);
+  }
   log->Create(options.partitions);
-  std::shared_ptr<wow::ReservationStore> reservations = wow::NewSqliteReservationStore(db, clock);
-  std::shared_ptr<wow::TimerStore> timers =
-      wow::NewSqliteTimerStore(db, std::string(eshop::kContext), options.partitions);
   auto processor = std::make_unique<wow::CommandProcessor>(
       log, reservations, clock, wow::CommandProcessorOptions{.workers = 1});
   processor->Register(eshop::BrandType());
@@ -182,16 +199,17 @@ int main(int argc, char** argv) {
   const double system = cpu_after.second - cpu_before.second;
   auto per_command = [&](double seconds) { return all.empty() ? 0.0 : seconds / all.size() * 1e6; };
   std::printf(
-      "catalog_load_bench: %d threads, %.1f s, synchronous=%s, %d partitions, subscriptions %s\n"
+      "catalog_load_bench: %d threads, %.1f s, %s, %d partitions, subscriptions %s\n"
       "commands: %zu (%ld not accepted)\n"
       "commands/s: %.0f\n"
       "latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n"
       "cpu per command: %.0f us (user %.0f, system %.0f); %.2f cores busy\n",
-      options.threads, elapsed, options.synchronous.c_str(), options.partitions,
-      options.subscriptions ? "on" : "off", all.size(), failed.load(), all.size() / elapsed,
-      Percentile(all, 50), Percentile(all, 90), Percentile(all, 99), Percentile(all, 99.9),
-      all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system), per_command(user),
-      per_command(system), (user + system) / elapsed);
+      options.threads, elapsed,
+      options.memory ? "memory stores" : ("SQLite synchronous=" + options.synchronous).c_str(),
+      options.partitions, options.subscriptions ? "on" : "off", all.size(), failed.load(),
+      all.size() / elapsed, Percentile(all, 50), Percentile(all, 90), Percentile(all, 99),
+      Percentile(all, 99.9), all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system),
+      per_command(user), per_command(system), (user + system) / elapsed);
 
   runner.reset();
   processor.reset();
