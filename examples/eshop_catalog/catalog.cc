@@ -81,12 +81,35 @@ std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std
 
 std::string TrimName(std::string_view name) { return ToUtf8(TrimmedUnicode(name)); }
 
+// ICU's NFC normaliser and root locale, built once. ICU builds them lazily with its own
+// once-flags; building them under a C++ static makes the hand-over to other threads one that
+// ThreadSanitizer (and the language) sees.
+struct NameKeyIcu {
+  const icu::Normalizer2* nfc;
+  const icu::Locale* root;
+};
+const NameKeyIcu& Icu() {
+  static const NameKeyIcu icu = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+    if (U_FAILURE(status)) {
+      throw wow::Error(wow::ErrorCode::kInternal,
+                       std::string("ICU has no NFC normaliser: ") + u_errorName(status));
+    }
+    const icu::Locale& root = icu::Locale::getRoot();
+    icu::UnicodeString probe = icu::UnicodeString::fromUTF8("A\u0308 \u03A3");
+    probe.toLower(root);  // loads the case-mapping data now, under this static
+    nfc->normalize(probe, status);
+    return NameKeyIcu{nfc, &root};
+  }();
+  return icu;
+}
+
 std::string NameKey(std::string_view name) {
   icu::UnicodeString text = TrimmedUnicode(name);
-  text.toLower(icu::Locale::getRoot());
+  text.toLower(*Icu().root);
   UErrorCode status = U_ZERO_ERROR;
-  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
-  icu::UnicodeString normal = nfc->normalize(text, status);
+  icu::UnicodeString normal = Icu().nfc->normalize(text, status);
   if (U_FAILURE(status)) {
     throw wow::Error(wow::ErrorCode::kInternal,
                      std::string("ICU cannot normalise a name: ") + u_errorName(status));
