@@ -79,6 +79,11 @@ void ValidateReservationKey(const ReservationScope& scope, std::string_view key)
 void ValidateReservation(const ReservationScope& scope, std::string_view key,
                          const AggregateRef& owner);
 
+// ValidateReservation, and a non-empty hold and a ttl in (0, kMaxReservationTtl]: a Reserve's
+// arguments.
+void ValidateReserve(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     std::string_view hold, std::chrono::milliseconds ttl);
+
 class ReservationStore {
  public:
   virtual ~ReservationStore() = default;

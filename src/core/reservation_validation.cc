@@ -22,4 +22,13 @@ void ValidateReservation(const ReservationScope& scope, std::string_view key,
               scope.aggregate);
 }
 
+void ValidateReserve(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     std::string_view hold, std::chrono::milliseconds ttl) {
+  ValidateReservation(scope, key, owner);
+  Require(!hold.empty(), "reservation hold (attempt id) is empty");
+  Require(ttl.count() > 0 && ttl <= kMaxReservationTtl,
+          "reservation ttl must be positive and at most 366 days, got " +
+              std::to_string(ttl.count()) + " ms");
+}
+
 }  // namespace wow

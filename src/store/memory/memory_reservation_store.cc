@@ -16,11 +16,7 @@ class MemoryReservationStore final : public ReservationStore {
 
   bool Reserve(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                const std::string& hold, std::chrono::milliseconds ttl) override {
-    ValidateReservation(scope, key, owner);
-    Require(!hold.empty(), "reservation hold (attempt id) is empty");
-    Require(ttl.count() > 0 && ttl <= kMaxReservationTtl,
-            "reservation ttl must be positive and at most 366 days, got " +
-                std::to_string(ttl.count()) + " ms");
+    ValidateReserve(scope, key, owner, hold, ttl);
     std::lock_guard lock(mutex_);
     const EpochMillis now = clock_->NowMillis();
     auto [it, inserted] = keys_.try_emplace({scope, key});
