@@ -74,6 +74,36 @@ TEST_F(SqliteMultiProcessTest, AppendsOfTwoProcessesInterleaveIntoOneGaplessSequ
   EXPECT_GT(switches, 0) << "the two processes' appends did not interleave";
 }
 
+// A new file's first openers race to turn it to WAL and create its tables: SQLite answers some of
+// them SQLITE_BUSY without waiting, which the open must ride out rather than fail.
+TEST_F(SqliteMultiProcessTest, ProcessesOpeningOneNewFileAtOnceAllOpenIt) {
+  constexpr int kRounds = 40;
+  constexpr int kChildren = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = dir_.File("new-" + std::to_string(round) + ".db");
+    Pipe start;
+    std::vector<pid_t> children;
+    for (int c = 0; c < kChildren; ++c) {
+      children.push_back(ForkChild([&, c] {
+        if (start.Read(1).size() != 1) return 2;
+        auto db = OpenSqliteDatabase(path);
+        auto log = NewSqliteEventLog(db, kContext, SystemClock::Instance());
+        log->Create(kPartitions);
+        return log->Append(MakeStream(Ref("opener-" + std::to_string(c)), 1)).appended() ? 0 : 3;
+      }));
+    }
+    start.Write(std::string(kChildren, 'g'));
+    ASSERT_EQ(WaitChildren(children, milliseconds(30'000)), std::vector<int>(kChildren, 0))
+        << "round " << round;
+    auto db = OpenSqliteDatabase(path);
+    auto log = NewSqliteEventLog(db, kContext, SystemClock::Instance());
+    log->Create(kPartitions);
+    Sequence total = 0;
+    for (int p = 0; p < kPartitions; ++p) total += log->Head(p);
+    EXPECT_EQ(total, kChildren) << "round " << round;
+  }
+}
+
 TEST_F(SqliteMultiProcessTest, ATailSeesAnotherProcessesCommitWithinThePollInterval) {
   Pipe go;
   Pipe committed;

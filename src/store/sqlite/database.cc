@@ -1,6 +1,8 @@
 #include "store/sqlite/database.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace wow {
@@ -152,7 +154,20 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
   Require(options_.max_group_commit >= 1, "SqliteOptions::max_group_commit must be at least 1, got " +
                                               std::to_string(options_.max_group_commit));
   writer_ = std::make_unique<Connection>(ConnectionOptionsFor(/*reader=*/false));
-  CheckAndInitialize();
+  // While another process turns the same new file to WAL or creates its tables, SQLite reports
+  // some moments as SQLITE_BUSY without calling the busy handler: retry until busy_timeout.
+  const auto deadline = std::chrono::steady_clock::now() + options_.busy_timeout;
+  for (;;) {
+    try {
+      CheckAndInitialize();
+      return;
+    } catch (const sqlite::SqliteFailure& failure) {
+      if (failure.primary_code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+        throw;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 SqliteDatabase::~SqliteDatabase() = default;
@@ -214,9 +229,13 @@ void SqliteDatabase::CheckAndInitialize() {
     }
   }
 
-  {
-    Query q(w, "PRAGMA journal_mode = WAL");
-    const std::string mode = q.Step() ? q.Text(0) : "";
+  auto journal_mode = [&](const char* pragma) {
+    Query q(w, pragma);
+    return q.Step() ? q.Text(0) : std::string();
+  };
+  // WAL mode is kept in the file: only a new file needs the exclusive lock that turns it on.
+  if (journal_mode("PRAGMA journal_mode") != "wal") {
+    const std::string mode = journal_mode("PRAGMA journal_mode = WAL");
     if (mode != "wal") {
       throw Error(ErrorCode::kFailedPrecondition,
                   "SQLite database \"" + path_ + "\" cannot use WAL mode (journal mode is \"" +
