@@ -70,6 +70,11 @@ struct Reservation {
   friend bool operator==(const Reservation&, const Reservation&) = default;
 };
 
+// Whether `r` is a pending reservation whose expiry has passed at `now`: free for anyone to take.
+inline bool IsExpiredPending(const Reservation& r, EpochMillis now) {
+  return r.state == ReservationState::kPending && r.expires_at <= now;
+}
+
 // Throws Error(kInvalidArgument) unless scope and key are well formed: a valid context and
 // aggregate type, a tenant of at most 256 bytes, a namespace and key of 1 to 512 bytes.
 void ValidateReservationKey(const ReservationScope& scope, std::string_view key);

@@ -4,19 +4,26 @@
 
 namespace wow::core {
 
-int ApplyKeyFacts(ReservationStore& reservations, const Stream& stream) {
+int VisitKeyFacts(const Stream& stream, const KeyFactAction& confirm, const KeyFactAction& release) {
   int lost = 0;
   for (const KeyFact& fact : stream.reserved) {
-    if (!reservations.Confirm(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key,
-                              stream.ref, stream.version)) {
-      ++lost;
-    }
+    if (!confirm(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key)) ++lost;
   }
   for (const KeyFact& fact : stream.released) {
-    reservations.Release(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key,
-                         stream.ref, stream.version);
+    release(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key);
   }
   return lost;
+}
+
+int ApplyKeyFacts(ReservationStore& reservations, const Stream& stream) {
+  return VisitKeyFacts(
+      stream,
+      [&](const ReservationScope& scope, const std::string& key) {
+        return reservations.Confirm(scope, key, stream.ref, stream.version);
+      },
+      [&](const ReservationScope& scope, const std::string& key) {
+        return reservations.Release(scope, key, stream.ref, stream.version);
+      });
 }
 
 }  // namespace wow::core

@@ -105,10 +105,6 @@ class MemoryReservationStore final : public ReservationStore {
   }
 
  private:
-  static bool IsExpiredPending(const Reservation& r, EpochMillis now) {
-    return r.state == ReservationState::kPending && r.expires_at <= now;
-  }
-
   const std::shared_ptr<const Clock> clock_;
   std::mutex mutex_;
   std::map<std::pair<ReservationScope, std::string>, Reservation> keys_;

@@ -257,10 +257,12 @@ void SqliteDatabase::CheckAndInitialize() {
 
 // ---- writes ----------------------------------------------------------------------------------
 
-void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int weight) {
+void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int weight,
+                           sqlite::WriteSync sync) {
   WriteRequest request;
   request.work = &work;
   request.weight = std::max(weight, 1);
+  request.sync = sync;
   std::unique_lock lock(write_mutex_);
   write_queue_.push_back(&request);
   request.ready.wait(lock, [&] { return request.done || write_queue_.front() == &request; });
@@ -273,12 +275,18 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
       batch.push_back(queued);
       total += queued->weight;
     }
+    // Lazy only when every work is, and only FULL has anything to relax.
+    const bool lazy = options_.synchronous != SqliteOptions::Synchronous::kFull ||
+                      std::all_of(batch.begin(), batch.end(), [](const WriteRequest* queued) {
+                        return queued->sync == sqlite::WriteSync::kLazy;
+                      });
     lock.unlock();
-    const bool committed = RunBatch(batch);
+    const bool committed = RunBatch(batch, lazy);
     lock.lock();
     if (committed) {
       ++write_stats_.transactions;
       write_stats_.works += batch.size();
+      if (!lazy) ++write_stats_.synced;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
       WriteRequest* finished = write_queue_.front();
@@ -309,9 +317,14 @@ bool EndsTransaction(const sqlite::SqliteFailure& failure) {
 
 }  // namespace
 
-bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
+bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch, bool lazy) {
   Connection& w = *writer_;
   try {
+    if (options_.synchronous == SqliteOptions::Synchronous::kFull && lazy != writer_lazy_) {
+      // In WAL mode NORMAL skips the commit's fsync; the next FULL commit syncs the file whole.
+      Query(w, lazy ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").Run();
+      writer_lazy_ = lazy;
+    }
     sqlite::Transaction tx(w, sqlite::Transaction::Kind::kWrite);
     if (batch.size() == 1) {
       (*batch.front()->work)(w);

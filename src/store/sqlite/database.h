@@ -46,6 +46,16 @@ inline constexpr int kMaxPartitions = 4096;
 
 enum class TableKind { kLog, kReservation, kTimer };
 
+// How far a write's commit must reach before Write returns, when SqliteOptions::synchronous is
+// kFull (under kNormal and kOff every commit is as the option says).
+//   kDurable  on disk (synchronous=FULL): the appends, and what nothing else could rebuild.
+//   kLazy     in the WAL file, synced by the next durable commit or checkpoint (synchronous=
+//             NORMAL): survives a crash of the process, and a power loss may lose it only with
+//             every later commit. For what the log rebuilds (confirmed keys, timers, checkpoints)
+//             and what expires anyway (pending keys, leases).
+// A batch of the group commit is durable when one of its works is.
+enum class WriteSync { kDurable, kLazy };
+
 // "log", "reservation", "timer".
 std::string_view KindName(TableKind kind);
 
@@ -73,9 +83,11 @@ class SqliteDatabase {
 
   // Runs `work` on the writer connection inside a write transaction, batched with the works of
   // other threads (see the file comment), and returns once the transaction committed. `weight`
-  // counts toward max_group_commit (the streams of an append). Rethrows what `work` threw, or the
-  // failure of the transaction; then nothing `work` wrote is kept.
-  void Write(const std::function<void(sqlite::Connection&)>& work, int weight = 1);
+  // counts toward max_group_commit (the streams of an append). `sync` says whether the commit must
+  // be on disk when Write returns (see WriteSync). Rethrows what `work` threw, or the failure of
+  // the transaction; then nothing `work` wrote is kept.
+  void Write(const std::function<void(sqlite::Connection&)>& work, int weight = 1,
+             sqlite::WriteSync sync = sqlite::WriteSync::kDurable);
 
   // Runs `read` on a reader connection of the pool (outside any transaction; open one for a
   // consistent snapshot of several statements).
@@ -104,11 +116,13 @@ class SqliteDatabase {
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
 
-  // How many write transactions this database committed, and the works (Write calls) they held:
-  // works / transactions is the group commit's batch size. For tests and benchmarks.
+  // How many write transactions this database committed, the works (Write calls) they held
+  // (works / transactions is the group commit's batch size), and how many of the transactions
+  // were synced to disk before Write returned (synchronous=FULL). For tests and benchmarks.
   struct WriteStats {
     std::uint64_t transactions = 0;
     std::uint64_t works = 0;
+    std::uint64_t synced = 0;
   };
   WriteStats write_stats() const;
   // How many Write calls are queued or running now. For tests.
@@ -118,6 +132,7 @@ class SqliteDatabase {
   struct WriteRequest {
     const std::function<void(sqlite::Connection&)>* work = nullptr;
     int weight = 1;
+    sqlite::WriteSync sync = sqlite::WriteSync::kDurable;
     bool done = false;
     std::exception_ptr error;
     std::condition_variable ready;
@@ -134,8 +149,9 @@ class SqliteDatabase {
 
   sqlite::ConnectionOptions ConnectionOptionsFor(bool reader) const;
   void CheckAndInitialize();
-  // Runs the batch in one transaction; true when it committed. Sets each request's error.
-  bool RunBatch(const std::vector<WriteRequest*>& batch);
+  // Runs the batch in one transaction, synced to disk unless `lazy`; true when it committed.
+  // Sets each request's error.
+  bool RunBatch(const std::vector<WriteRequest*>& batch, bool lazy);
 
   const std::string path_;
   const SqliteOptions options_;
@@ -144,6 +160,7 @@ class SqliteDatabase {
   mutable std::mutex write_mutex_;
   std::deque<WriteRequest*> write_queue_;
   std::unique_ptr<sqlite::Connection> writer_;
+  bool writer_lazy_ = false;  // writer_ commits with synchronous=NORMAL now; only the leader
   WriteStats write_stats_;  // guarded by write_mutex_
 
   std::mutex readers_mutex_;

@@ -1,16 +1,20 @@
 // The EventLog on SQLite. Every append runs in a write transaction (batched by the database's
 // group commit) that checks the request id and the version, takes the partition counter's next
 // sequence and inserts the stream, so each partition's sequences are gapless across processes and
-// a tail never meets a missing sequence: no placeholders are ever needed.
+// a tail never meets a missing sequence: no placeholders are ever needed. The same transaction
+// applies the stream's key facts to the file's reservation tables (confirm each reserved key,
+// release each released one, at the stream's version).
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "core/key_facts.h"
 #include "store/common/commit_signal.h"
 #include "store/sqlite/codec.h"
 #include "store/sqlite/database.h"
+#include "store/sqlite/reservation_rows.h"
 #include "wow/error.h"
 #include "wow/sqlite.h"
 
@@ -326,7 +330,7 @@ class SqliteEventLog final : public EventLog {
       q.Bind(1, context_).Bind(2, partition).Bind(3, node).Bind(4, now + ttl.count()).Bind(5, now);
       q.Run();
       acquired = w.Changes() == 1;
-    });
+    }, 1, sqlite::WriteSync::kLazy);
     return acquired;
   }
 
@@ -342,7 +346,7 @@ class SqliteEventLog final : public EventLog {
           .Bind(3, node)
           .Bind(4, clock_->NowMillis())
           .Run();
-    });
+    }, 1, sqlite::WriteSync::kLazy);
   }
 
   std::optional<Lease> LeaseOf(int partition) override {
@@ -384,7 +388,7 @@ class SqliteEventLog final : public EventLog {
           .Bind(3, subscription)
           .Bind(4, sequence)
           .Run();
-    });
+    }, 1, sqlite::WriteSync::kLazy);
   }
 
  private:
@@ -448,6 +452,17 @@ class SqliteEventLog final : public EventLog {
         .Bind(9, encoded.facts)
         .BindBlob(10, stream.transport)
         .Run();
+    // The stream's keys change hands with it, in this transaction: the processor's eager
+    // confirmation and the reservation subscription then find them done, and write nothing.
+    const EpochMillis now = clock_->NowMillis();
+    core::VisitKeyFacts(
+        stream,
+        [&](const ReservationScope& scope, const std::string& key) {
+          return reservation_rows_.Confirm(w, scope, key, ref, stream.version, now);
+        },
+        [&](const ReservationScope& scope, const std::string& key) {
+          return reservation_rows_.Release(w, scope, key, ref, stream.version);
+        });
     return AppendResult::Appended({partition, sequence});
   }
 
@@ -472,6 +487,7 @@ class SqliteEventLog final : public EventLog {
   const std::shared_ptr<SqliteDatabase> db_;
   const std::string context_;
   const std::shared_ptr<const Clock> clock_;
+  const sqlite::ReservationRows reservation_rows_{db_.get()};
   std::mutex create_mutex_;
   std::atomic<int> partitions_{0};  // 0 until Create; signal_ is set before it
   std::shared_ptr<store::CommitSignal> signal_;

@@ -2,7 +2,8 @@
 // timer, keyed by owner and key. Puts and cancels are conditional on the stored version; a settle
 // is a conditional update (or delete) per change on the timer as it was loaded, all in one write
 // transaction. Due reads each registered table's partial index of PENDING and FIRING timers per
-// partition, and merges by (due_at, timer_id).
+// partition, and merges by (due_at, timer_id). Every write is lazy (WriteSync::kLazy): the timers
+// are rebuilt from the log's facts, and a settle lost to a power loss only fires a timer again.
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -84,7 +85,7 @@ class SqliteTimerStore final : public TimerStore {
         stored.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
         put = stored.Step() && stored.Int(0) == timer.version && stored.Text(1) == timer.timer_id;
       }
-    });
+    }, 1, sqlite::WriteSync::kLazy);
     return put;
   }
 
@@ -103,7 +104,7 @@ class SqliteTimerStore final : public TimerStore {
           .Bind(4, version)
           .Run();
       cancelled = w.Changes() == 1;
-    });
+    }, 1, sqlite::WriteSync::kLazy);
     return cancelled;
   }
 
@@ -121,7 +122,7 @@ class SqliteTimerStore final : public TimerStore {
           .Bind(3, version)
           .Run();
       cancelled = w.Changes();
-    });
+    }, 1, sqlite::WriteSync::kLazy);
     return cancelled;
   }
 
@@ -220,7 +221,7 @@ class SqliteTimerStore final : public TimerStore {
     db_->Write([&](Connection& w) {
       applied = 0;
       for (const TimerChange& change : changes) applied += Apply(w, change) ? 1 : 0;
-    });
+    }, 1, sqlite::WriteSync::kLazy);
     return applied;
   }
 

@@ -1,0 +1,124 @@
+#include "store/sqlite/reservation_rows.h"
+
+#include "store/sqlite/codec.h"
+#include "store/sqlite/database.h"
+
+namespace wow::sqlite {
+namespace {
+
+constexpr const char* kColumns = "key, owner_tenant_id, owner_id, expires_at, holds, version";
+
+std::string TableOf(const ReservationScope& scope) {
+  return TableName(TableKind::kReservation, scope.context, scope.aggregate);
+}
+
+// The reservation of the row `q` is on, read from kColumns.
+Reservation ReadRow(const Query& q, const ReservationScope& scope) {
+  Reservation r;
+  r.key = q.Text(0);
+  r.owner = {scope.context, scope.aggregate, q.Text(1), q.Text(2)};
+  if (q.IsNull(3)) {
+    r.state = ReservationState::kConfirmed;
+    r.version = q.Int(5);
+  } else {
+    r.state = ReservationState::kPending;
+    r.expires_at = q.Int(3);
+    r.holds = DecodeHolds(q.TextView(4));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<Reservation> ReservationRows::Load(Connection& c, const ReservationScope& scope,
+                                                 const std::string& key) const {
+  const std::string table = TableOf(scope);
+  if (!db_->TableExists(c, table)) return std::nullopt;
+  Query q(c, std::string("SELECT ") + kColumns + " FROM " + Quoted(table) +
+                 " WHERE tenant_id = ?1 AND ns = ?2 AND key = ?3");
+  q.Bind(1, scope.tenant_id).Bind(2, scope.ns).Bind(3, key);
+  if (!q.Step()) return std::nullopt;
+  return ReadRow(q, scope);
+}
+
+std::vector<Reservation> ReservationRows::List(Connection& c, const ReservationScope& scope,
+                                               const std::string& after_key, int limit) const {
+  std::vector<Reservation> page;
+  const std::string table = TableOf(scope);
+  if (!db_->TableExists(c, table)) return page;
+  Query q(c, std::string("SELECT ") + kColumns + " FROM " + Quoted(table) +
+                 " WHERE tenant_id = ?1 AND ns = ?2 AND key > ?3 ORDER BY key LIMIT ?4");
+  q.Bind(1, scope.tenant_id).Bind(2, scope.ns).Bind(3, after_key).Bind(4, limit);
+  while (q.Step()) page.push_back(ReadRow(q, scope));
+  return page;
+}
+
+void ReservationRows::Save(Connection& w, const ReservationScope& scope,
+                           const Reservation& r) const {
+  db_->EnsureTable(w, TableKind::kReservation, scope.context, scope.aggregate);
+  Query q(w, "INSERT OR REPLACE INTO " + Quoted(TableOf(scope)) +
+                 " (tenant_id, ns, key, owner_tenant_id, owner_id, expires_at, holds, version) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  q.Bind(1, scope.tenant_id).Bind(2, scope.ns).Bind(3, r.key);
+  q.Bind(4, r.owner.tenant_id).Bind(5, r.owner.id);
+  if (r.state == ReservationState::kPending) {
+    q.Bind(6, r.expires_at).Bind(7, EncodeHolds(r.holds)).BindNull(8);
+  } else {
+    q.BindNull(6).Bind(7, "[]").Bind(8, r.version);
+  }
+  q.Run();
+}
+
+void ReservationRows::Delete(Connection& w, const ReservationScope& scope,
+                             const std::string& key) const {
+  if (!db_->TableExists(w, TableOf(scope))) return;
+  Query(w, "DELETE FROM " + Quoted(TableOf(scope)) +
+               " WHERE tenant_id = ?1 AND ns = ?2 AND key = ?3")
+      .Bind(1, scope.tenant_id)
+      .Bind(2, scope.ns)
+      .Bind(3, key)
+      .Run();
+}
+
+std::optional<bool> ReservationRows::ConfirmAnswerWithoutWrite(
+    const std::optional<Reservation>& seen, const AggregateRef& owner, Version version,
+    EpochMillis now) {
+  if (!seen) return std::nullopt;
+  if (seen->owner != owner) {
+    if (IsExpiredPending(*seen, now)) return std::nullopt;  // free: the confirmation takes it
+    return false;                                           // another's
+  }
+  if (seen->state == ReservationState::kConfirmed && seen->version >= version) return true;
+  return std::nullopt;
+}
+
+bool ReservationRows::Releasable(const std::optional<Reservation>& seen, const AggregateRef& owner,
+                                 Version version) {
+  // A key another fact confirmed later is kept: this release is an old one, replayed.
+  return seen && seen->owner == owner &&
+         !(seen->state == ReservationState::kConfirmed && version != kAnyVersion &&
+           seen->version > version);
+}
+
+bool ReservationRows::Confirm(Connection& w, const ReservationScope& scope, const std::string& key,
+                              const AggregateRef& owner, Version version, EpochMillis now) const {
+  const std::optional<Reservation> r = Load(w, scope, key);
+  if (const std::optional<bool> answer = ConfirmAnswerWithoutWrite(r, owner, version, now)) {
+    return *answer;
+  }
+  Reservation confirmed{key, owner, ReservationState::kConfirmed, {}, 0, version};
+  if (r && r->owner == owner && r->state == ReservationState::kConfirmed) {
+    confirmed.version = std::max(version, r->version);
+  }
+  Save(w, scope, confirmed);
+  return true;
+}
+
+bool ReservationRows::Release(Connection& w, const ReservationScope& scope, const std::string& key,
+                              const AggregateRef& owner, Version version) const {
+  if (!Releasable(Load(w, scope, key), owner, version)) return false;
+  Delete(w, scope, key);
+  return true;
+}
+
+}  // namespace wow::sqlite

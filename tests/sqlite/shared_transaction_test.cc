@@ -1,0 +1,124 @@
+// What the SQLite stores of one file do together: an append applies its stream's key facts to the
+// reservation tables in its own transaction; a confirmation or release found done already only
+// reads; and only the writes nothing else could rebuild wait for the disk (WriteSync).
+#include <gtest/gtest.h>
+
+#include "sqlite_test_support.h"
+#include "store/sqlite/database.h"
+#include "support/temp_dir.h"
+#include "wow/sqlite.h"
+
+namespace wow::sqlite_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SqliteSharedTransactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { log_->Create(kPartitions); }
+
+  // The scope of MakeStream's reserved key.
+  static ReservationScope Names() { return {kContext, "brand", "t1", "shop.brand-name"}; }
+
+  // The stream of `ref` at `version` that reserves `key` (and releases `released`, if any).
+  static Stream Reserving(const AggregateRef& ref, Version version, const std::string& key,
+                          const std::string& released = "") {
+    Stream stream = MakeStream(ref, version);
+    stream.reserved = {{Names().ns, key, ReservationTenancy::kTenant}};
+    if (!released.empty()) stream.released = {{Names().ns, released, ReservationTenancy::kTenant}};
+    return stream;
+  }
+
+  SqliteDatabase::WriteStats Stats() const { return db_->write_stats(); }
+
+  testing_support::TempDir dir_;
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<SqliteDatabase> db_ = OpenSqliteDatabase(dir_.File("wow.db"));
+  std::unique_ptr<EventLog> log_ = NewSqliteEventLog(db_, kContext, clock_);
+  std::unique_ptr<ReservationStore> reservations_ = NewSqliteReservationStore(db_, clock_);
+};
+
+TEST_F(SqliteSharedTransactionTest, AnAppendConfirmsTheKeysItsStreamReserved) {
+  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  const auto key = reservations_->Find(Names(), "acme");
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->state, ReservationState::kConfirmed);
+  EXPECT_EQ(key->owner, Ref("b1"));
+  EXPECT_EQ(key->version, 1);
+}
+
+TEST_F(SqliteSharedTransactionTest, AnAppendReleasesTheKeysItsStreamReleased) {
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 2, "globex", /*released=*/"acme")).appended());
+  EXPECT_FALSE(reservations_->Find(Names(), "acme").has_value());
+  ASSERT_TRUE(reservations_->Find(Names(), "globex").has_value());
+  EXPECT_EQ(reservations_->Find(Names(), "globex")->version, 2);
+}
+
+TEST_F(SqliteSharedTransactionTest, AnAppendThatDoesNotLandAppliesNoFact) {
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  // Version 3 after 1: a conflict, whose key stays free and whose release does nothing.
+  ASSERT_EQ(log_->Append(Reserving(Ref("b1"), 3, "globex", "acme")).kind(),
+            AppendResult::Kind::kConflict);
+  EXPECT_FALSE(reservations_->Find(Names(), "globex").has_value());
+  ASSERT_TRUE(reservations_->Find(Names(), "acme").has_value());
+  EXPECT_EQ(reservations_->Find(Names(), "acme")->version, 1);
+}
+
+TEST_F(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
+  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b2"), "attempt-2", milliseconds(30'000)));
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  const auto key = reservations_->Find(Names(), "acme");
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->owner, Ref("b2"));
+  EXPECT_EQ(key->state, ReservationState::kPending);
+  EXPECT_FALSE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1)) << "the processor reports it";
+}
+
+TEST_F(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  const auto before = Stats();
+  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));   // the eager path
+  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));   // a replay
+  EXPECT_FALSE(reservations_->Confirm(Names(), "acme", Ref("b2"), 1));  // another's
+  EXPECT_FALSE(reservations_->Release(Names(), "globex", Ref("b1"), 1));  // nothing held
+  EXPECT_FALSE(reservations_->Release(Names(), "acme", Ref("b1"), 0));    // an older release
+  EXPECT_EQ(Stats().transactions, before.transactions);
+
+  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 2));  // a later version writes
+  EXPECT_EQ(reservations_->Find(Names(), "acme")->version, 2);
+  EXPECT_TRUE(reservations_->Release(Names(), "acme", Ref("b1"), 2));
+  EXPECT_EQ(Stats().transactions, before.transactions + 2);
+}
+
+TEST_F(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
+  auto timers = NewSqliteTimerStore(db_, kContext, kPartitions);
+  const auto start = Stats();
+  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
+  ASSERT_TRUE(reservations_->Abandon(Names(), "acme", Ref("b1"), "attempt-1"));
+  log_->CommitCheckpoint(0, "projection", 1);
+  ASSERT_TRUE(log_->AcquireLease(0, "node-1", milliseconds(10'000)));
+  EXPECT_EQ(Stats().transactions, start.transactions + 4);
+  EXPECT_EQ(Stats().synced, start.synced) << "lazy writes waited for the disk";
+
+  ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
+  EXPECT_EQ(Stats().synced, start.synced + 1) << "an append must be on disk when it returns";
+  ASSERT_TRUE(reservations_->Confirm(Names(), "imported", Ref("b9"), kUnversioned));
+  EXPECT_EQ(Stats().synced, start.synced + 2) << "an import has no stream to rebuild it from";
+}
+
+TEST(SqliteWriteSync, UnderSynchronousNormalNothingWaitsForTheDisk) {
+  testing_support::TempDir dir;
+  SqliteOptions options;
+  options.synchronous = SqliteOptions::Synchronous::kNormal;
+  auto db = OpenSqliteDatabase(dir.File("wow.db"), options);
+  auto log = NewSqliteEventLog(db, kContext, std::make_shared<ManualClock>());
+  log->Create(kPartitions);
+  ASSERT_TRUE(log->Append(MakeStream(Ref("b1"), 1)).appended());
+  EXPECT_GE(db->write_stats().transactions, 2u);
+  EXPECT_EQ(db->write_stats().synced, 0u);
+}
+
+}  // namespace
+}  // namespace wow::sqlite_test
