@@ -103,8 +103,11 @@ class ManualClock final : public Clock {
   std::atomic<EpochMillis> now_;
 };
 
-// A fresh random id: 32 lowercase hex digits (128 bits from a per-thread generator seeded by
-// std::random_device). Used for attempts (the holds of a reservation), timers and nodes.
+// A fresh id: 32 lowercase hex digits, the system clock's milliseconds since the epoch (12 digits)
+// then 80 random bits from a per-thread generator seeded by std::random_device. Ids made in later
+// milliseconds sort after earlier ones, so the stores' indexes take new ids at their end rather
+// than all over (B-tree locality). Used for request ids, attempts (the holds of a reservation),
+// timers, nodes, and the ids the sample service gives new aggregates.
 std::string NewId();
 
 }  // namespace wow

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <random>
 
@@ -71,10 +72,16 @@ std::string NewId() {
     std::random_device device;
     return (static_cast<std::uint64_t>(device()) << 32) ^ device();
   }());
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const std::uint64_t random_high = generator() & 0xffff;  // 16 bits
+  const std::uint64_t random_low = generator();            // 64 bits
   std::array<char, 33> text{};
-  std::snprintf(text.data(), text.size(), "%016llx%016llx",
-                static_cast<unsigned long long>(generator()),
-                static_cast<unsigned long long>(generator()));
+  std::snprintf(text.data(), text.size(), "%012llx%04llx%016llx",
+                static_cast<unsigned long long>(millis) & 0xffffffffffffULL,
+                static_cast<unsigned long long>(random_high),
+                static_cast<unsigned long long>(random_low));
   return std::string(text.data(), 32);
 }
 

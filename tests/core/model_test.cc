@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "wow/error.h"
 #include "wow/event_log.h"
@@ -61,6 +62,14 @@ TEST(NewId, IsThirtyTwoHexDigitsAndFresh) {
     ids.insert(id);
   }
   EXPECT_EQ(ids.size(), 1000u);
+}
+
+TEST(NewId, AnIdMadeInALaterMillisecondSortsAfter) {
+  const std::string first = NewId();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const std::string second = NewId();
+  EXPECT_LT(first, second);
+  EXPECT_NE(first.substr(12), second.substr(12)) << "the random part repeats";
 }
 
 TEST(ManualClock, MovesOnlyWhenTold) {
