@@ -4,7 +4,8 @@
 
 namespace wow::core {
 
-int VisitKeyFacts(const Stream& stream, const KeyFactAction& confirm, const KeyFactAction& release) {
+int VisitKeyFacts(const Stream& stream, const KeyFactAction& confirm,
+                  const KeyFactAction& release) {
   int lost = 0;
   for (const KeyFact& fact : stream.reserved) {
     if (!confirm(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key)) ++lost;

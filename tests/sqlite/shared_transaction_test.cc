@@ -39,7 +39,8 @@ class SqliteSharedTransactionTest : public ::testing::Test {
 };
 
 TEST_F(SqliteSharedTransactionTest, AnAppendConfirmsTheKeysItsStreamReserved) {
-  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
+  ASSERT_TRUE(
+      reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   const auto key = reservations_->Find(Names(), "acme");
   ASSERT_TRUE(key.has_value());
@@ -67,7 +68,8 @@ TEST_F(SqliteSharedTransactionTest, AnAppendThatDoesNotLandAppliesNoFact) {
 }
 
 TEST_F(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
-  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b2"), "attempt-2", milliseconds(30'000)));
+  ASSERT_TRUE(
+      reservations_->Reserve(Names(), "acme", Ref("b2"), "attempt-2", milliseconds(30'000)));
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   const auto key = reservations_->Find(Names(), "acme");
   ASSERT_TRUE(key.has_value());
@@ -79,9 +81,9 @@ TEST_F(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
 TEST_F(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   const auto before = Stats();
-  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));   // the eager path
-  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));   // a replay
-  EXPECT_FALSE(reservations_->Confirm(Names(), "acme", Ref("b2"), 1));  // another's
+  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));     // the eager path
+  EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));     // a replay
+  EXPECT_FALSE(reservations_->Confirm(Names(), "acme", Ref("b2"), 1));    // another's
   EXPECT_FALSE(reservations_->Release(Names(), "globex", Ref("b1"), 1));  // nothing held
   EXPECT_FALSE(reservations_->Release(Names(), "acme", Ref("b1"), 0));    // an older release
   EXPECT_EQ(Stats().transactions, before.transactions);
@@ -95,7 +97,8 @@ TEST_F(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
 TEST_F(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
   auto timers = NewSqliteTimerStore(db_, kContext, kPartitions);
   const auto start = Stats();
-  ASSERT_TRUE(reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
+  ASSERT_TRUE(
+      reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
   ASSERT_TRUE(reservations_->Abandon(Names(), "acme", Ref("b1"), "attempt-1"));
   log_->CommitCheckpoint(0, "projection", 1);
   ASSERT_TRUE(log_->AcquireLease(0, "node-1", milliseconds(10'000)));

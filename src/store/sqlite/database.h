@@ -110,8 +110,7 @@ class SqliteDatabase {
 
   // In a write transaction: records that `context` has `partitions` partitions, or checks the
   // count recorded; throws Error(kFailedPrecondition) naming both counts when they differ.
-  void ClaimPartitionCount(sqlite::Connection& writer, const std::string& context,
-                           int partitions);
+  void ClaimPartitionCount(sqlite::Connection& writer, const std::string& context, int partitions);
 
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
@@ -161,7 +160,7 @@ class SqliteDatabase {
   std::deque<WriteRequest*> write_queue_;
   std::unique_ptr<sqlite::Connection> writer_;
   bool writer_lazy_ = false;  // writer_ commits with synchronous=NORMAL now; only the leader
-  WriteStats write_stats_;  // guarded by write_mutex_
+  WriteStats write_stats_;    // guarded by write_mutex_
 
   std::mutex readers_mutex_;
   std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;

@@ -111,9 +111,10 @@ class SqliteEventLog final : public EventLog {
       return std::pair{partitions, count};
     });
     if (recorded == 0 || counters != recorded) {
-      throw Error(ErrorCode::kFailedPrecondition,
-                  "event log of context \"" + context_ + "\" was never created in SQLite database \"" +
-                      db_->path() + "\"; create it first (EventLog::Create)");
+      throw Error(ErrorCode::kFailedPrecondition, "event log of context \"" + context_ +
+                                                      "\" was never created in SQLite database \"" +
+                                                      db_->path() +
+                                                      "\"; create it first (EventLog::Create)");
     }
     const int partitions = static_cast<int>(recorded);
     std::lock_guard lock(create_mutex_);
@@ -146,8 +147,8 @@ class SqliteEventLog final : public EventLog {
         encoded[i].facts = sqlite::EncodeFacts(streams[i]);
         encoded[i].bytes = static_cast<std::int64_t>(
             encoded[i].events.size() + encoded[i].facts.value_or("").size() +
-            streams[i].transport.size() + streams[i].request_id.size() +
-            streams[i].ref.id.size() + streams[i].ref.tenant_id.size() + 1024);
+            streams[i].transport.size() + streams[i].request_id.size() + streams[i].ref.id.size() +
+            streams[i].ref.tenant_id.size() + 1024);
       } catch (const Error& e) {
         refusals[i] = "stream of " + ToString(streams[i].ref) + " cannot be stored: " + e.what();
         continue;
@@ -321,32 +322,41 @@ class SqliteEventLog final : public EventLog {
             "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
     RequirePartition(partition);
     bool acquired = false;
-    db_->Write([&](Connection& w) {
-      const EpochMillis now = clock_->NowMillis();
-      Query q(w,
+    db_->Write(
+        [&](Connection& w) {
+          const EpochMillis now = clock_->NowMillis();
+          Query q(
+              w,
               "UPDATE wow_partitions SET lease_node = ?3, lease_expires_at = ?4 "
               "WHERE context = ?1 AND partition = ?2 AND (lease_node IS NULL OR lease_node = ?3 "
               "OR lease_expires_at <= ?5)");
-      q.Bind(1, context_).Bind(2, partition).Bind(3, node).Bind(4, now + ttl.count()).Bind(5, now);
-      q.Run();
-      acquired = w.Changes() == 1;
-    }, 1, sqlite::WriteSync::kLazy);
+          q.Bind(1, context_)
+              .Bind(2, partition)
+              .Bind(3, node)
+              .Bind(4, now + ttl.count())
+              .Bind(5, now);
+          q.Run();
+          acquired = w.Changes() == 1;
+        },
+        1, sqlite::WriteSync::kLazy);
     return acquired;
   }
 
   // A released lease stays stored, expired at once, so LeaseOf still says who held it last.
   void ReleaseLease(int partition, const std::string& node) override {
     RequirePartition(partition);
-    db_->Write([&](Connection& w) {
-      Query(w,
-            "UPDATE wow_partitions SET lease_expires_at = min(lease_expires_at, ?4) "
-            "WHERE context = ?1 AND partition = ?2 AND lease_node = ?3")
-          .Bind(1, context_)
-          .Bind(2, partition)
-          .Bind(3, node)
-          .Bind(4, clock_->NowMillis())
-          .Run();
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          Query(w,
+                "UPDATE wow_partitions SET lease_expires_at = min(lease_expires_at, ?4) "
+                "WHERE context = ?1 AND partition = ?2 AND lease_node = ?3")
+              .Bind(1, context_)
+              .Bind(2, partition)
+              .Bind(3, node)
+              .Bind(4, clock_->NowMillis())
+              .Run();
+        },
+        1, sqlite::WriteSync::kLazy);
   }
 
   std::optional<Lease> LeaseOf(int partition) override {
@@ -378,17 +388,19 @@ class SqliteEventLog final : public EventLog {
     Require(!subscription.empty(), "subscription name is empty");
     Require(sequence >= 0, "checkpoint sequence " + std::to_string(sequence) + " is below 0");
     RequirePartition(partition);
-    db_->Write([&](Connection& w) {
-      Query(w,
-            "INSERT INTO wow_checkpoints (context, partition, subscription, sequence) "
-            "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (context, partition, subscription) "
-            "DO UPDATE SET sequence = max(sequence, excluded.sequence)")
-          .Bind(1, context_)
-          .Bind(2, partition)
-          .Bind(3, subscription)
-          .Bind(4, sequence)
-          .Run();
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          Query(w,
+                "INSERT INTO wow_checkpoints (context, partition, subscription, sequence) "
+                "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (context, partition, subscription) "
+                "DO UPDATE SET sequence = max(sequence, excluded.sequence)")
+              .Bind(1, context_)
+              .Bind(2, partition)
+              .Bind(3, subscription)
+              .Bind(4, sequence)
+              .Run();
+        },
+        1, sqlite::WriteSync::kLazy);
   }
 
  private:
@@ -415,8 +427,8 @@ class SqliteEventLog final : public EventLog {
           return AppendResult::Duplicate({static_cast<int>(q.Int(0)), q.Int(1)}, q.Int(2));
         }
       }
-      Query q(w, "SELECT max(version) FROM " + quoted +
-                     " WHERE tenant_id = ?1 AND aggregate_id = ?2");
+      Query q(w,
+              "SELECT max(version) FROM " + quoted + " WHERE tenant_id = ?1 AND aggregate_id = ?2");
       q.Bind(1, ref.tenant_id).Bind(2, ref.id);
       if (q.Step() && !q.IsNull(0)) current = q.Int(0);
     }
@@ -495,8 +507,7 @@ class SqliteEventLog final : public EventLog {
 
 }  // namespace
 
-std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
-                                            std::string context,
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
                                             std::shared_ptr<const Clock> clock) {
   return std::make_unique<SqliteEventLog>(std::move(db), std::move(context), std::move(clock));
 }

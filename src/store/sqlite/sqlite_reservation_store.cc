@@ -4,11 +4,12 @@
 // across threads and processes: of concurrent reserves of a free key exactly one wins. The rules
 // are those of the in-memory reference (DESIGN §5.1), applied to the row.
 //
-// Writes are lazy (WriteSync::kLazy): a pending key expires anyway, and the decision's append, which
-// is durable, syncs it; a confirmation or release is re-applied from the log by the reservation
-// subscription. Only a confirmation at UNVERSIONED (an import, with no stream behind it) is durable.
-// A Confirm or Release that the row shows is done already only reads, on a reader connection: the
-// eager confirmation after an append and the subscription's replay of the same fact cost no write.
+// Writes are lazy (WriteSync::kLazy): a pending key expires anyway, and the decision's append,
+// which is durable, syncs it; a confirmation or release is re-applied from the log by the
+// reservation subscription. Only a confirmation at UNVERSIONED (an import, with no stream behind
+// it) is durable. A Confirm or Release that the row shows is done already only reads, on a reader
+// connection: the eager confirmation after an append and the subscription's replay of the same fact
+// cost no write.
 #include <algorithm>
 
 #include "store/sqlite/codec.h"
@@ -41,8 +42,12 @@ class SqliteReservationStore final : public ReservationStore {
           std::optional<Reservation> r = rows_.Load(w, scope, key);
           if (!r || IsExpiredPending(*r, now)) {
             rows_.Save(w, scope,
-                       Reservation{key, owner, ReservationState::kPending, {hold},
-                                   now + ttl.count(), kUnversioned});
+                       Reservation{key,
+                                   owner,
+                                   ReservationState::kPending,
+                                   {hold},
+                                   now + ttl.count(),
+                                   kUnversioned});
             held = true;
             return;
           }

@@ -5,7 +5,6 @@
 // partition, and merges by (due_at, timer_id). Every write is lazy (WriteSync::kLazy): the timers
 // are rebuilt from the log's facts, and a settle lost to a power loss only fires a timer again.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "store/sqlite/codec.h"
@@ -33,8 +32,8 @@ TimerState StateFrom(std::string_view name) {
   if (name == "PENDING") return TimerState::kPending;
   if (name == "FIRING") return TimerState::kFiring;
   if (name == "PARKED") return TimerState::kParked;
-  throw Error(ErrorCode::kDataLoss,
-              "stored timer state \"" + std::string(name) + "\" is unknown; the database is damaged");
+  throw Error(ErrorCode::kDataLoss, "stored timer state \"" + std::string(name) +
+                                        "\" is unknown; the database is damaged");
 }
 
 bool DueFirst(const Timer& a, const Timer& b) {
@@ -57,35 +56,39 @@ class SqliteTimerStore final : public TimerStore {
     ValidateTimer(timer);
     const std::string rule = sqlite::EncodeRule(timer.rule);
     bool put = false;
-    db_->Write([&](Connection& w) {
-      db_->EnsureTable(w, TableKind::kTimer, context_, timer.owner.aggregate);
-      Query q(w, "INSERT INTO " + Table(timer.owner.aggregate) + " (" + kColumns +
-                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                     "?16) ON CONFLICT (owner_tenant_id, owner_id, key) DO UPDATE SET "
-                     "partition = excluded.partition, timer_id = excluded.timer_id, "
-                     "version = excluded.version, due_at = excluded.due_at, "
-                     "target_context = excluded.target_context, "
-                     "target_aggregate = excluded.target_aggregate, "
-                     "target_tenant_id = excluded.target_tenant_id, "
-                     "target_id = excluded.target_id, command_type = excluded.command_type, "
-                     "body = excluded.body, rule = excluded.rule, state = excluded.state, "
-                     "attempt = excluded.attempt WHERE version < excluded.version OR "
-                     "(version = excluded.version AND timer_id <> excluded.timer_id)");
-      q.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
-      q.Bind(4, timer.partition).Bind(5, timer.timer_id).Bind(6, timer.version);
-      q.Bind(7, timer.due_at).Bind(8, timer.target.context).Bind(9, timer.target.aggregate);
-      q.Bind(10, timer.target.tenant_id).Bind(11, timer.target.id).Bind(12, timer.command_type);
-      q.Bind(13, timer.body).Bind(14, rule).Bind(15, TimerStateName(timer.state));
-      q.Bind(16, timer.attempt);
-      q.Run();
-      put = w.Changes() == 1;
-      if (!put) {  // kept: the same fact applied already (true), or a later one stored (false)
-        Query stored(w, "SELECT version, timer_id FROM " + Table(timer.owner.aggregate) +
-                            " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3");
-        stored.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
-        put = stored.Step() && stored.Int(0) == timer.version && stored.Text(1) == timer.timer_id;
-      }
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          db_->EnsureTable(w, TableKind::kTimer, context_, timer.owner.aggregate);
+          Query q(w,
+                  "INSERT INTO " + Table(timer.owner.aggregate) + " (" + kColumns +
+                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                      "?16) ON CONFLICT (owner_tenant_id, owner_id, key) DO UPDATE SET "
+                      "partition = excluded.partition, timer_id = excluded.timer_id, "
+                      "version = excluded.version, due_at = excluded.due_at, "
+                      "target_context = excluded.target_context, "
+                      "target_aggregate = excluded.target_aggregate, "
+                      "target_tenant_id = excluded.target_tenant_id, "
+                      "target_id = excluded.target_id, command_type = excluded.command_type, "
+                      "body = excluded.body, rule = excluded.rule, state = excluded.state, "
+                      "attempt = excluded.attempt WHERE version < excluded.version OR "
+                      "(version = excluded.version AND timer_id <> excluded.timer_id)");
+          q.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
+          q.Bind(4, timer.partition).Bind(5, timer.timer_id).Bind(6, timer.version);
+          q.Bind(7, timer.due_at).Bind(8, timer.target.context).Bind(9, timer.target.aggregate);
+          q.Bind(10, timer.target.tenant_id).Bind(11, timer.target.id).Bind(12, timer.command_type);
+          q.Bind(13, timer.body).Bind(14, rule).Bind(15, TimerStateName(timer.state));
+          q.Bind(16, timer.attempt);
+          q.Run();
+          put = w.Changes() == 1;
+          if (!put) {  // kept: the same fact applied already (true), or a later one stored (false)
+            Query stored(w, "SELECT version, timer_id FROM " + Table(timer.owner.aggregate) +
+                                " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3");
+            stored.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
+            put =
+                stored.Step() && stored.Int(0) == timer.version && stored.Text(1) == timer.timer_id;
+          }
+        },
+        1, sqlite::WriteSync::kLazy);
     return put;
   }
 
@@ -93,18 +96,21 @@ class SqliteTimerStore final : public TimerStore {
     ValidateOwnerKey(owner, key);
     ValidateVersion(version, "timer version");
     bool cancelled = false;
-    db_->Write([&](Connection& w) {
-      cancelled = false;
-      if (!db_->TableExists(w, TableName(owner.aggregate))) return;
-      Query(w, "DELETE FROM " + Table(owner.aggregate) +
-                   " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3 AND version <= ?4")
-          .Bind(1, owner.tenant_id)
-          .Bind(2, owner.id)
-          .Bind(3, key)
-          .Bind(4, version)
-          .Run();
-      cancelled = w.Changes() == 1;
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          cancelled = false;
+          if (!db_->TableExists(w, TableName(owner.aggregate))) return;
+          Query(w,
+                "DELETE FROM " + Table(owner.aggregate) +
+                    " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND key = ?3 AND version <= ?4")
+              .Bind(1, owner.tenant_id)
+              .Bind(2, owner.id)
+              .Bind(3, key)
+              .Bind(4, version)
+              .Run();
+          cancelled = w.Changes() == 1;
+        },
+        1, sqlite::WriteSync::kLazy);
     return cancelled;
   }
 
@@ -112,17 +118,19 @@ class SqliteTimerStore final : public TimerStore {
     ValidateOwner(owner);
     ValidateVersion(version, "timer version");
     int cancelled = 0;
-    db_->Write([&](Connection& w) {
-      cancelled = 0;
-      if (!db_->TableExists(w, TableName(owner.aggregate))) return;
-      Query(w, "DELETE FROM " + Table(owner.aggregate) +
-                   " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND version <= ?3")
-          .Bind(1, owner.tenant_id)
-          .Bind(2, owner.id)
-          .Bind(3, version)
-          .Run();
-      cancelled = w.Changes();
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          cancelled = 0;
+          if (!db_->TableExists(w, TableName(owner.aggregate))) return;
+          Query(w, "DELETE FROM " + Table(owner.aggregate) +
+                       " WHERE owner_tenant_id = ?1 AND owner_id = ?2 AND version <= ?3")
+              .Bind(1, owner.tenant_id)
+              .Bind(2, owner.id)
+              .Bind(3, version)
+              .Run();
+          cancelled = w.Changes();
+        },
+        1, sqlite::WriteSync::kLazy);
     return cancelled;
   }
 
@@ -210,18 +218,20 @@ class SqliteTimerStore final : public TimerStore {
   int Settle(const std::vector<TimerChange>& changes) override {
     for (const TimerChange& change : changes) {
       ValidateTimer(change.loaded);
-      Require(change.kind != TimerChange::Kind::kRearm ||
-                  change.loaded.state == TimerState::kParked,
-              "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
-                  ToString(change.loaded.owner) + " was loaded " +
-                  std::string(TimerStateName(change.loaded.state)));
+      Require(
+          change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
+          "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
+              ToString(change.loaded.owner) + " was loaded " +
+              std::string(TimerStateName(change.loaded.state)));
     }
     if (changes.empty()) return 0;
     int applied = 0;
-    db_->Write([&](Connection& w) {
-      applied = 0;
-      for (const TimerChange& change : changes) applied += Apply(w, change) ? 1 : 0;
-    }, 1, sqlite::WriteSync::kLazy);
+    db_->Write(
+        [&](Connection& w) {
+          applied = 0;
+          for (const TimerChange& change : changes) applied += Apply(w, change) ? 1 : 0;
+        },
+        1, sqlite::WriteSync::kLazy);
     return applied;
   }
 
@@ -231,13 +241,20 @@ class SqliteTimerStore final : public TimerStore {
     if (!db_->TableExists(w, TableName(t.owner.aggregate))) return false;
     std::string set;
     switch (change.kind) {
-      case TimerChange::Kind::kClaim: set = "SET state = 'FIRING', due_at = ?9"; break;
+      case TimerChange::Kind::kClaim:
+        set = "SET state = 'FIRING', due_at = ?9";
+        break;
       case TimerChange::Kind::kRetry:
         set = "SET state = 'PENDING', due_at = ?9, attempt = attempt + 1";
         break;
-      case TimerChange::Kind::kPark: set = "SET state = 'PARKED', attempt = attempt + 1"; break;
-      case TimerChange::Kind::kRearm: set = "SET state = 'PENDING', due_at = ?9"; break;
-      case TimerChange::Kind::kDone: break;
+      case TimerChange::Kind::kPark:
+        set = "SET state = 'PARKED', attempt = attempt + 1";
+        break;
+      case TimerChange::Kind::kRearm:
+        set = "SET state = 'PENDING', due_at = ?9";
+        break;
+      case TimerChange::Kind::kDone:
+        break;
     }
     const std::string sql = set.empty()
                                 ? "DELETE FROM " + Table(t.owner.aggregate) + kAsLoaded
