@@ -9,9 +9,8 @@ namespace wow::sqlite {
 namespace {
 
 TEST(SqliteCodec, EventsRoundTripByteForByte) {
-  const std::vector<EventRecord> events = {{"a.Created", R"({"name": "Ä \u0000 x", "n": 1.10})"},
-                                           {"a.Renamed", "{}"},
-                                           {"", ""}};
+  const std::vector<EventRecord> events = {
+      {"a.Created", R"({"name": "Ä \u0000 x", "n": 1.10})"}, {"a.Renamed", "{}"}, {"", ""}};
   EXPECT_EQ(DecodeEvents(EncodeEvents(events)), events);
   EXPECT_TRUE(DecodeEvents(EncodeEvents({})).empty());
 }

@@ -2,12 +2,11 @@
 // refuses (another format, another application, another partition count, not a database) with a
 // clear error, leaving them unchanged.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include "sqlite_test_support.h"
-#include "support/temp_dir.h"
 #include "store/sqlite/database.h"
+#include "support/temp_dir.h"
 #include "wow/sqlite.h"
 
 namespace wow::sqlite_test {
@@ -26,7 +25,8 @@ TEST_F(SqliteFileTest, OpenCreatesAFileInWalModeWithItsFormatRecord) {
   OpenSqliteDatabase(path_);
   RawDb raw(path_);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"), std::to_string(sqlite::kFormatVersion));
+  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"),
+            std::to_string(sqlite::kFormatVersion));
   EXPECT_EQ(raw.Text("PRAGMA application_id"), std::to_string(0x576f7731));
 }
 
@@ -125,7 +125,8 @@ TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) 
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 99"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("format " + std::to_string(sqlite::kFormatVersion)), std::string::npos)
+  EXPECT_NE(failure->message.find("format " + std::to_string(sqlite::kFormatVersion)),
+            std::string::npos)
       << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
 }

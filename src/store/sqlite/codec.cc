@@ -38,9 +38,9 @@ void PutSize(std::string& out, size_t size) {
     throw Error(ErrorCode::kInvalidArgument, "an event over 4 GiB cannot be stored");
   }
   const auto value = static_cast<std::uint32_t>(size);
-  const unsigned char bytes[4] = {static_cast<unsigned char>(value), static_cast<unsigned char>(value >> 8),
-                                  static_cast<unsigned char>(value >> 16),
-                                  static_cast<unsigned char>(value >> 24)};
+  const unsigned char bytes[4] = {
+      static_cast<unsigned char>(value), static_cast<unsigned char>(value >> 8),
+      static_cast<unsigned char>(value >> 16), static_cast<unsigned char>(value >> 24)};
   out.append(reinterpret_cast<const char*>(bytes), 4);
 }
 
@@ -127,9 +127,8 @@ void DecodeFacts(std::string_view text, Stream& stream) {
     stream.released = facts.value("released", std::vector<KeyFact>{});
     stream.timers = facts.value("timers", std::vector<TimerFact>{});
   } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss,
-                std::string("stored facts are not what was written (") + e.what() +
-                    "); the database is damaged");
+    throw Error(ErrorCode::kDataLoss, std::string("stored facts are not what was written (") +
+                                          e.what() + "); the database is damaged");
   }
 }
 

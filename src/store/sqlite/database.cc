@@ -10,9 +10,12 @@ namespace sqlite {
 
 std::string_view KindName(TableKind kind) {
   switch (kind) {
-    case TableKind::kLog: return "log";
-    case TableKind::kReservation: return "reservation";
-    case TableKind::kTimer: return "timer";
+    case TableKind::kLog:
+      return "log";
+    case TableKind::kReservation:
+      return "reservation";
+    case TableKind::kTimer:
+      return "timer";
   }
   return "unknown";
 }
@@ -82,8 +85,10 @@ std::string TableSchema(TableKind kind, const std::string& name) {
   transport BLOB NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
-             index("position") + " ON " + t + " (partition, sequence);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
-             index("version") + " ON " + t + " (tenant_id, aggregate_id, version);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
+             index("position") + " ON " + t +
+             " (partition, sequence);\nCREATE UNIQUE INDEX IF NOT EXISTS " + index("version") +
+             " ON " + t +
+             " (tenant_id, aggregate_id, version);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
              index("request") + " ON " + t + " (tenant_id, request_id);\n";
     case TableKind::kReservation:
       // One row per reserved key; expires_at is null when confirmed, version null when pending.
@@ -122,7 +127,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
 );
 CREATE INDEX IF NOT EXISTS )sql" +
              index("due") + " ON " + t +
-             " (partition, due_at, timer_id) WHERE state <> 'PARKED';\nCREATE INDEX IF NOT EXISTS " +
+             " (partition, due_at, timer_id) WHERE state <> 'PARKED';\nCREATE INDEX IF NOT "
+             "EXISTS " +
              index("parked") + " ON " + t +
              " (target_context, target_aggregate, target_tenant_id, target_id, due_at, timer_id) "
              "WHERE state = 'PARKED';\n";
@@ -132,9 +138,12 @@ CREATE INDEX IF NOT EXISTS )sql" +
 
 std::string_view SynchronousName(SqliteOptions::Synchronous synchronous) {
   switch (synchronous) {
-    case SqliteOptions::Synchronous::kOff: return "OFF";
-    case SqliteOptions::Synchronous::kNormal: return "NORMAL";
-    case SqliteOptions::Synchronous::kFull: return "FULL";
+    case SqliteOptions::Synchronous::kOff:
+      return "OFF";
+    case SqliteOptions::Synchronous::kNormal:
+      return "NORMAL";
+    case SqliteOptions::Synchronous::kFull:
+      return "FULL";
   }
   return "FULL";
 }
@@ -151,8 +160,9 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
   Require(options_.busy_timeout.count() >= 0,
           "SqliteOptions::busy_timeout must not be negative, got " +
               std::to_string(options_.busy_timeout.count()) + " ms");
-  Require(options_.max_group_commit >= 1, "SqliteOptions::max_group_commit must be at least 1, got " +
-                                              std::to_string(options_.max_group_commit));
+  Require(options_.max_group_commit >= 1,
+          "SqliteOptions::max_group_commit must be at least 1, got " +
+              std::to_string(options_.max_group_commit));
   writer_ = std::make_unique<Connection>(ConnectionOptionsFor(/*reader=*/false));
   // While another process turns the same new file to WAL or creates its tables, SQLite reports
   // some moments as SQLITE_BUSY without calling the busy handler: retry until busy_timeout.
@@ -175,7 +185,8 @@ SqliteDatabase::~SqliteDatabase() = default;
 sqlite::ConnectionOptions SqliteDatabase::ConnectionOptionsFor(bool reader) const {
   sqlite::ConnectionOptions connection;
   connection.path = path_;
-  connection.open_flags = reader ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  connection.open_flags =
+      reader ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   connection.busy_timeout = options_.busy_timeout;
   connection.synchronous = sqlite::SynchronousName(options_.synchronous);
   connection.query_only = reader;
@@ -192,8 +203,9 @@ void SqliteDatabase::CheckAndInitialize() {
   std::vector<std::string> tables;
   bool has_format = false;
   {
-    Query q(w, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' "
-               "ESCAPE '!' ORDER BY name");
+    Query q(w,
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' "
+            "ESCAPE '!' ORDER BY name");
     while (q.Step()) {
       tables.push_back(q.Text(0));
       has_format = has_format || tables.back() == "wow_format";
@@ -202,8 +214,9 @@ void SqliteDatabase::CheckAndInitialize() {
   auto check_format = [&] {
     Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
     if (!q.Step()) {
-      refuse("has a wow_format table without a format record: it was not written by Wow, or it "
-             "is damaged; use another file, or restore this one from a backup");
+      refuse(
+          "has a wow_format table without a format record: it was not written by Wow, or it "
+          "is damaged; use another file, or restore this one from a backup");
     }
     const std::int64_t version = q.Int(0);
     if (version != sqlite::kFormatVersion) {
@@ -239,8 +252,9 @@ void SqliteDatabase::CheckAndInitialize() {
     if (mode != "wal") {
       throw Error(ErrorCode::kFailedPrecondition,
                   "SQLite database \"" + path_ + "\" cannot use WAL mode (journal mode is \"" +
-                      mode + "\"); put the file on a local file system that supports shared "
-                             "memory");
+                      mode +
+                      "\"); put the file on a local file system that supports shared "
+                      "memory");
     }
   }
 

@@ -98,8 +98,7 @@ class SqliteDatabase {
 
   // In a write transaction: records that `context` has `partitions` partitions, or checks the
   // count recorded; throws Error(kFailedPrecondition) naming both counts when they differ.
-  void ClaimPartitionCount(sqlite::Connection& writer, const std::string& context,
-                           int partitions);
+  void ClaimPartitionCount(sqlite::Connection& writer, const std::string& context, int partitions);
 
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);

@@ -107,9 +107,10 @@ class SqliteEventLog final : public EventLog {
       return std::pair{partitions, count};
     });
     if (recorded == 0 || counters != recorded) {
-      throw Error(ErrorCode::kFailedPrecondition,
-                  "event log of context \"" + context_ + "\" was never created in SQLite database \"" +
-                      db_->path() + "\"; create it first (EventLog::Create)");
+      throw Error(ErrorCode::kFailedPrecondition, "event log of context \"" + context_ +
+                                                      "\" was never created in SQLite database \"" +
+                                                      db_->path() +
+                                                      "\"; create it first (EventLog::Create)");
     }
     const int partitions = static_cast<int>(recorded);
     std::lock_guard lock(create_mutex_);
@@ -142,8 +143,8 @@ class SqliteEventLog final : public EventLog {
         encoded[i].facts = sqlite::EncodeFacts(streams[i]);
         encoded[i].bytes = static_cast<std::int64_t>(
             encoded[i].events.size() + encoded[i].facts.value_or("").size() +
-            streams[i].transport.size() + streams[i].request_id.size() +
-            streams[i].ref.id.size() + streams[i].ref.tenant_id.size() + 1024);
+            streams[i].transport.size() + streams[i].request_id.size() + streams[i].ref.id.size() +
+            streams[i].ref.tenant_id.size() + 1024);
       } catch (const Error& e) {
         refusals[i] = "stream of " + ToString(streams[i].ref) + " cannot be stored: " + e.what();
         continue;
@@ -411,8 +412,8 @@ class SqliteEventLog final : public EventLog {
           return AppendResult::Duplicate({static_cast<int>(q.Int(0)), q.Int(1)}, q.Int(2));
         }
       }
-      Query q(w, "SELECT max(version) FROM " + quoted +
-                     " WHERE tenant_id = ?1 AND aggregate_id = ?2");
+      Query q(w,
+              "SELECT max(version) FROM " + quoted + " WHERE tenant_id = ?1 AND aggregate_id = ?2");
       q.Bind(1, ref.tenant_id).Bind(2, ref.id);
       if (q.Step() && !q.IsNull(0)) current = q.Int(0);
     }
@@ -479,8 +480,7 @@ class SqliteEventLog final : public EventLog {
 
 }  // namespace
 
-std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
-                                            std::string context,
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
                                             std::shared_ptr<const Clock> clock) {
   return std::make_unique<SqliteEventLog>(std::move(db), std::move(context), std::move(clock));
 }
