@@ -105,8 +105,9 @@ class StreamFactory {
     return stream;
   }
 
-  // The events and facts columns as the SQLite store writes them (docs/SQLITE.md), for the raw
-  // baseline's rows.
+  // Stand-ins for the events and facts columns the SQLite store writes, for the raw baseline's
+  // rows: the same content as JSON (a little longer than the store's binary encoding,
+  // docs/SQLITE.md).
   std::string EventsText() const {
     nlohmann::json array = nlohmann::json::array();
     for (const EventRecord& e : template_.events) {
@@ -219,16 +220,13 @@ class RawDb {
   std::unique_ptr<sqlite3, Closer> db_;
 };
 
-// A table equivalent to the store's log table: the same columns and unique indexes (place,
-// version, request).
+// A table equivalent to the store's log table (format 3): the same columns, keyed by the position
+// partition << 40 | sequence, and the same unique indexes (version, request).
 inline void CreateRawLogTable(RawDb& db, const std::string& name) {
   db.Execute("CREATE TABLE IF NOT EXISTS " + name +
-             " (partition INTEGER NOT NULL, sequence INTEGER NOT NULL, tenant_id TEXT NOT NULL, "
-             "aggregate_id TEXT NOT NULL, version INTEGER NOT NULL, request_id TEXT NOT NULL, "
-             "time INTEGER NOT NULL, events TEXT NOT NULL, facts TEXT, transport BLOB NOT NULL);"
-             "CREATE UNIQUE INDEX IF NOT EXISTS " +
-             name + "_position ON " + name +
-             " (partition, sequence);"
+             " (position INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, aggregate_id TEXT NOT NULL, "
+             "version INTEGER NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, events "
+             "BLOB NOT NULL, facts BLOB, transport BLOB NOT NULL);"
              "CREATE UNIQUE INDEX IF NOT EXISTS " +
              name + "_version ON " + name +
              " (tenant_id, aggregate_id, version);"
@@ -238,8 +236,23 @@ inline void CreateRawLogTable(RawDb& db, const std::string& name) {
 
 inline std::string RawInsertSql(const std::string& table) {
   return "INSERT INTO " + table +
-         " (partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, "
-         "facts, transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+         " (position, tenant_id, aggregate_id, version, request_id, time, events, facts, "
+         "transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+}
+
+// Binds the row of `stream` at `partition`'s `sequence` to `insert` (RawInsertSql).
+inline void BindRawRow(RawStatement& insert, const Stream& stream, int partition,
+                       std::int64_t sequence, const std::string& events, const std::string& facts,
+                       const std::string& transport) {
+  insert.Bind(1, (std::int64_t{partition} << 40) | sequence)
+      .Bind(2, stream.ref.tenant_id)
+      .Bind(3, stream.ref.id)
+      .Bind(4, stream.version)
+      .Bind(5, stream.request_id)
+      .Bind(6, stream.time)
+      .BindBlob(7, events)
+      .BindBlob(8, facts)
+      .BindBlob(9, transport);
 }
 
 // Inserts `rows` fresh streams' rows with `insert` (RawInsertSql), at sequences taken from
@@ -250,16 +263,8 @@ inline void InsertRawRows(RawStatement& insert, const StreamFactory& streams,
   for (int i = 0; i < rows; ++i) {
     const Stream s = streams.FreshStream();
     const int partition = PartitionOf(s.ref.tenant_id, s.ref.id, partitions);
-    insert.Bind(1, partition)
-        .Bind(2, ++next_sequence[static_cast<size_t>(partition)])
-        .Bind(3, s.ref.tenant_id)
-        .Bind(4, s.ref.id)
-        .Bind(5, s.version)
-        .Bind(6, s.request_id)
-        .Bind(7, s.time)
-        .Bind(8, events)
-        .Bind(9, facts)
-        .BindBlob(10, streams.Transport());
+    BindRawRow(insert, s, partition, ++next_sequence[static_cast<size_t>(partition)], events, facts,
+               streams.Transport());
     insert.Run();
   }
 }

@@ -119,16 +119,8 @@ void BM_Raw_InsertConcurrent(benchmark::State& state) {
     const Stream s = f.streams.FreshStream();
     const int partition = PartitionOf(s.ref.tenant_id, s.ref.id, kPartitions);
     db.Execute("BEGIN IMMEDIATE");
-    insert->Bind(1, partition)
-        .Bind(2, ++next[static_cast<size_t>(partition)])
-        .Bind(3, s.ref.tenant_id)
-        .Bind(4, s.ref.id)
-        .Bind(5, s.version)
-        .Bind(6, s.request_id)
-        .Bind(7, s.time)
-        .Bind(8, f.events)
-        .Bind(9, f.facts)
-        .BindBlob(10, f.streams.Transport());
+    BindRawRow(*insert, s, partition, ++next[static_cast<size_t>(partition)], f.events, f.facts,
+               f.streams.Transport());
     insert->Run();
     db.Execute("COMMIT");
   }
@@ -203,51 +195,40 @@ BENCHMARK(BM_Wow_CatchUp)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// The raw table of the "clustered" layout: the catch-up log's rows copied, in (partition,
-// sequence) order, into a table whose rowid is the position, partition << 40 | sequence, so a
-// partition's entries lie in one run of pages. Built on first use.
-const std::string& ClusteredTable() {
+// The store's log rows copied, in position order, into a fresh table of the same layout
+// (CreateRawLogTable): their pages filled one after the other, as appends in position order would
+// fill them, where the store's appends fill 16 partitions' ranges at once. Built on first use.
+const std::string& PackedTable() {
   static const std::string name = [] {
     CatchUpFixture& f = CatchUp();
     RawDb db(f.dir.File("catchup.db"), Synchronous::kOff);
+    CreateRawLogTable(db, "packed");
     db.Execute(
-        "CREATE TABLE clustered (position INTEGER PRIMARY KEY, partition INTEGER NOT NULL, "
-        "sequence INTEGER NOT NULL, tenant_id TEXT NOT NULL, aggregate_id TEXT NOT NULL, version "
-        "INTEGER NOT NULL, request_id TEXT NOT NULL, time INTEGER NOT NULL, events TEXT NOT NULL, "
-        "facts TEXT, transport BLOB NOT NULL);"
-        "INSERT INTO clustered SELECT (partition << 40) | sequence, partition, sequence, "
-        "tenant_id, aggregate_id, version, request_id, time, events, facts, transport FROM "
-        "\"wow_log__bench__brand\" ORDER BY partition, sequence;"
+        "INSERT INTO packed SELECT * FROM \"wow_log__bench__brand\" ORDER BY position;"
         "PRAGMA wal_checkpoint(TRUNCATE);");
-    return std::string("clustered");
+    return std::string("packed");
   }();
   return name;
 }
 
-// Raw SQLite reading the same rows, page by page (`limit` a query) in read transactions, copying
-// every column, without decoding anything (the store also decodes the events and facts).
-// Argument 2 picks the table:
-//   0 store_table: the store's own table in the same file, with the store's query (the rows lie
-//                  in append order; the (partition, sequence) index finds them);
-//   1 clustered:   the same rows in ClusteredTable, read by a rowid range.
+// Raw SQLite reading the same rows as the store's ReadAfter, page by page (`limit` a query, by a
+// rowid range) in read transactions, copying every column, without decoding anything (the store
+// also decodes the events and facts). Argument 2 picks the table:
+//   0 store_table: the store's own table in the same file;
+//   1 packed:      the same rows in PackedTable.
 void BM_Raw_CatchUp(benchmark::State& state) {
   CatchUpFixture& f = CatchUp();
   const int limit = static_cast<int>(state.range(0));
-  const bool clustered = state.range(1) == 1;
-  state.SetLabel(clustered ? "clustered" : "store_table");
-  if (clustered) ClusteredTable();
+  const bool packed = state.range(1) == 1;
+  state.SetLabel(packed ? "packed" : "store_table");
+  const std::string table = packed ? PackedTable() : "\"wow_log__bench__brand\"";
   RawDb db(f.dir.File("catchup.db"), Synchronous::kOff);
-  const std::string columns =
-      "SELECT partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, "
-      "facts, transport FROM ";
-  const auto select =
-      clustered ? db.Prepare(columns + ClusteredTable() +
-                             " WHERE position > ?1 AND position <= ?2 ORDER BY position")
-                : db.Prepare(columns +
-                             "\"wow_log__bench__brand\" WHERE partition = ?1 AND sequence > ?2 "
-                             "AND sequence <= ?3 ORDER BY sequence");
+  const auto select = db.Prepare(
+      "SELECT position, tenant_id, aggregate_id, version, request_id, time, events, facts, "
+      "transport FROM " +
+      table + " WHERE position > ?1 AND position <= ?2 ORDER BY position");
   struct Row {
-    std::int64_t partition, sequence, version, time;
+    std::int64_t position, version, time;
     std::string tenant_id, aggregate_id, request_id, events, facts, transport;
   };
   for (auto _ : state) {
@@ -256,21 +237,17 @@ void BM_Raw_CatchUp(benchmark::State& state) {
       for (std::int64_t after = 0;;) {
         std::vector<Row> rows;
         db.Execute("BEGIN");
-        if (clustered) {
-          const std::int64_t base = std::int64_t{p} << 40;
-          select->Bind(1, base | after).Bind(2, base | (after + limit));
-        } else {
-          select->Bind(1, p).Bind(2, after).Bind(3, after + limit);
-        }
+        const std::int64_t base = std::int64_t{p} << 40;
+        select->Bind(1, base | after).Bind(2, base | (after + limit));
         while (select->Step()) {
-          rows.push_back({select->Int(0), select->Int(1), select->Int(4), select->Int(6),
-                          select->Text(2), select->Text(3), select->Text(5), select->Text(7),
-                          select->Text(8), select->Text(9)});
+          rows.push_back({select->Int(0), select->Int(3), select->Int(5), select->Text(1),
+                          select->Text(2), select->Text(4), select->Text(6), select->Text(7),
+                          select->Text(8)});
         }
         select->Reset();
         db.Execute("COMMIT");
         if (rows.empty()) break;
-        after = rows.back().sequence;
+        after = rows.back().position - base;
         read += static_cast<std::int64_t>(rows.size());
         benchmark::DoNotOptimize(rows.data());
       }

@@ -330,9 +330,12 @@ RawLog ReadRawLog(const std::string& path) {
   each_row("SELECT aggregate, name FROM wow_tables WHERE kind = 'log' AND context = ?1", kContext,
            [&](sqlite3_stmt* s) { tables.emplace_back(text(s, 0), text(s, 1)); });
   for (const auto& [aggregate, name] : tables) {
+    // The key is the position, partition << 40 | sequence (format 3, docs/SQLITE.md).
     each_row(
-        "SELECT partition, sequence, tenant_id, aggregate_id, version FROM \"" + name + "\"", "",
-        [&](sqlite3_stmt* s) {
+        "SELECT position >> 40, position & ((1 << 40) - 1), tenant_id, aggregate_id, version "
+        "FROM \"" +
+            name + "\"",
+        "", [&](sqlite3_stmt* s) {
           raw.sequences[sqlite3_column_int(s, 0)].push_back(sqlite3_column_int64(s, 1));
           raw.versions[{aggregate, text(s, 2), text(s, 3)}].push_back(sqlite3_column_int64(s, 4));
         });

@@ -2,12 +2,14 @@
 // refuses (another format, another application, another partition count, not a database) with a
 // clear error, leaving them unchanged.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "sqlite_test_support.h"
-#include "support/temp_dir.h"
 #include "store/sqlite/database.h"
+#include "support/temp_dir.h"
 #include "wow/sqlite.h"
 
 namespace wow::sqlite_test {
@@ -26,7 +28,8 @@ TEST_F(SqliteFileTest, OpenCreatesAFileInWalModeWithItsFormatRecord) {
   OpenSqliteDatabase(path_);
   RawDb raw(path_);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"), std::to_string(sqlite::kFormatVersion));
+  EXPECT_EQ(raw.Text("SELECT version FROM wow_format WHERE name = 'wow'"),
+            std::to_string(sqlite::kFormatVersion));
   EXPECT_EQ(raw.Text("PRAGMA application_id"), std::to_string(0x576f7731));
 }
 
@@ -125,9 +128,68 @@ TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) 
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 99"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("format " + std::to_string(sqlite::kFormatVersion)), std::string::npos)
+  EXPECT_NE(failure->message.find("format " + std::to_string(sqlite::kFormatVersion)),
+            std::string::npos)
       << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
+}
+
+TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
+  OpenSqliteDatabase(path_);
+  RawDb(path_).Exec("UPDATE wow_format SET version = 2");
+  const std::string before = FileBytes(path_);
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
+  EXPECT_NE(failure->message.find("format 2;"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("format 3 only"), std::string::npos) << failure->message;
+  EXPECT_EQ(FileBytes(path_), before);
+}
+
+TEST_F(SqliteFileTest, TheLogTableIsKeyedByPartitionShiftedLeft40BitsOrSequence) {
+  EXPECT_EQ(sqlite::PositionKey(3, 5), (std::int64_t{3} << 40) | 5);
+  for (const Position position : {Position{0, 1}, Position{sqlite::kMaxPartitions - 1, 7},
+                                  Position{5, sqlite::kMaxSequence}}) {
+    EXPECT_EQ(sqlite::KeyPosition(sqlite::PositionKey(position.partition, position.sequence)),
+              position);
+  }
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  RawDb raw(path_);
+  for (const std::string id : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
+    const AppendResult result = log->Append(MakeStream(Ref(id), 1));
+    ASSERT_TRUE(result.appended());
+    const Position position = result.position();
+    EXPECT_EQ(
+        raw.Text("SELECT aggregate_id FROM wow_log__shop__brand WHERE rowid = " +
+                 std::to_string((std::int64_t{position.partition} << 40) | position.sequence)),
+        id);
+  }
+}
+
+TEST_F(SqliteFileTest, AnAppendPastThePartitionsLastSequenceIsResourceExhaustedAndWritesNothing) {
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, clock_);
+  log->Create(kPartitions);
+  const int partition = PartitionOf("t1", "a", kPartitions);
+  RawDb(path_).Exec(
+      "UPDATE wow_partitions SET last_sequence = " + std::to_string(sqlite::kMaxSequence - 1) +
+      " WHERE partition = " + std::to_string(partition));
+  const AppendResult last = log->Append(MakeStream(Ref("a"), 1));
+  ASSERT_TRUE(last.appended());
+  EXPECT_EQ(last.position(), (Position{partition, sqlite::kMaxSequence}));
+  const auto failure = FailureOf([&] { log->Append(MakeStream(Ref("a"), 2)); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kResourceExhausted) << failure->message;
+  EXPECT_NE(failure->message.find("is full"), std::string::npos) << failure->message;
+  EXPECT_EQ(log->Head(partition), sqlite::kMaxSequence);
+  EXPECT_EQ(log->Read(Ref("a"), 1, kAnyVersion).size(), 1u);
+  const std::vector<Entry> tail = log->ReadAfter(partition, sqlite::kMaxSequence - 1, 10);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(tail.front().position, last.position());
+  EXPECT_TRUE(log->ReadAfter(partition, sqlite::kMaxSequence, 10).empty());
+  EXPECT_TRUE(log->ReadAfter(partition, std::numeric_limits<Sequence>::max(), 10).empty());
 }
 
 TEST_F(SqliteFileTest, AnotherApplicationsDatabaseIsRefusedAndLeftUnchanged) {

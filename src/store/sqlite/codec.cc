@@ -1,7 +1,6 @@
 #include "store/sqlite/codec.h"
 
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +11,13 @@ namespace wow::sqlite {
 namespace {
 
 using nlohmann::json;
+
+// The first byte of the facts encoding; an encoding that changes takes the next.
+constexpr unsigned char kFactsEncoding = 1;
+// The smallest encodings of a list's items, so a count can be checked against the bytes left.
+constexpr size_t kMinEventBytes = 8;      // two empty strings
+constexpr size_t kMinKeyFactBytes = 9;    // two empty strings and the tenancy
+constexpr size_t kMinTimerFactBytes = 5;  // the kind and an empty key
 
 std::string Dump(const json& value) {
   try {
@@ -33,29 +39,56 @@ T Decode(std::string_view text, std::string_view what) {
   }
 }
 
-void PutSize(std::string& out, size_t size) {
-  if (size > std::numeric_limits<std::uint32_t>::max()) {
-    throw Error(ErrorCode::kInvalidArgument, "an event over 4 GiB cannot be stored");
-  }
-  const auto value = static_cast<std::uint32_t>(size);
-  const unsigned char bytes[4] = {static_cast<unsigned char>(value), static_cast<unsigned char>(value >> 8),
-                                  static_cast<unsigned char>(value >> 16),
-                                  static_cast<unsigned char>(value >> 24)};
-  out.append(reinterpret_cast<const char*>(bytes), 4);
-}
-
-// Reads the length-prefixed encoding of the events column.
-class EventReader {
+// Appends the little-endian binary encoding of the events and facts columns to `out`.
+class ByteWriter {
  public:
-  explicit EventReader(std::string_view bytes) : bytes_(bytes) {}
+  explicit ByteWriter(std::string& out) : out_(out) {}
 
-  std::uint32_t Size() {
-    Need(4);
-    const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
-    const std::uint32_t value = p[0] | (p[1] << 8) | (p[2] << 16) | (std::uint32_t{p[3]} << 24);
-    bytes_.remove_prefix(4);
+  void Byte(unsigned char value) { out_.push_back(static_cast<char>(value)); }
+  // A size or count as u32; throws Error(kInvalidArgument) when it does not fit.
+  void Size(size_t size) {
+    if (size > std::numeric_limits<std::uint32_t>::max()) {
+      throw Error(ErrorCode::kInvalidArgument, "a string or list over 4 GiB cannot be stored");
+    }
+    Little(size, 4);
+  }
+  void Int(std::int64_t value) { Little(static_cast<std::uint64_t>(value), 8); }
+  // [u32 size][bytes]
+  void String(std::string_view value) {
+    Size(value.size());
+    out_.append(value);
+  }
+
+ private:
+  void Little(std::uint64_t value, int bytes) {
+    char buffer[8];
+    for (int i = 0; i < bytes; ++i) buffer[i] = static_cast<char>(value >> (8 * i));
+    out_.append(buffer, static_cast<size_t>(bytes));
+  }
+  std::string& out_;
+};
+
+// Reads what ByteWriter wrote. Every read throws Error(kDataLoss), naming the column (`what`),
+// when the bytes end too early or are not what the writer writes.
+class ByteReader {
+ public:
+  ByteReader(std::string_view bytes, const char* what) : bytes_(bytes), what_(what) {}
+
+  unsigned char Byte() {
+    Need(1);
+    const auto value = static_cast<unsigned char>(bytes_.front());
+    bytes_.remove_prefix(1);
     return value;
   }
+  std::uint32_t Size() { return static_cast<std::uint32_t>(Little(4)); }
+  // A list's count, checked against the bytes left for items of at least `min_item_bytes` each,
+  // so that reserving it is safe.
+  std::uint32_t Count(size_t min_item_bytes) {
+    const std::uint32_t count = Size();
+    Need(count * min_item_bytes);
+    return count;
+  }
+  std::int64_t Int() { return static_cast<std::int64_t>(Little(8)); }
   std::string String() {
     const std::uint32_t size = Size();
     Need(size);
@@ -63,48 +96,131 @@ class EventReader {
     bytes_.remove_prefix(size);
     return value;
   }
-  bool AtEnd() const { return bytes_.empty(); }
+  // Throws unless every byte was read.
+  void End() const {
+    if (!bytes_.empty()) Damaged("have trailing bytes");
+  }
+  [[noreturn]] void Damaged(const std::string& why) const {
+    throw Error(ErrorCode::kDataLoss,
+                "stored " + std::string(what_) + " " + why + "; the database is damaged");
+  }
 
  private:
   void Need(size_t size) const {
-    if (bytes_.size() < size) {
-      throw Error(ErrorCode::kDataLoss, "stored events are truncated; the database is damaged");
+    if (bytes_.size() < size) Damaged("are truncated");
+  }
+  std::uint64_t Little(int bytes) {
+    Need(static_cast<size_t>(bytes));
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes_.data());
+    std::uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) value |= std::uint64_t{p[i]} << (8 * i);
+    bytes_.remove_prefix(static_cast<size_t>(bytes));
+    return value;
+  }
+
+  std::string_view bytes_;
+  const char* what_;
+};
+
+// ---- facts, in the layout codec.h gives
+
+void PutKeyFacts(ByteWriter& out, const std::vector<KeyFact>& facts) {
+  out.Size(facts.size());
+  for (const KeyFact& fact : facts) {
+    out.String(fact.ns);
+    out.String(fact.key);
+    out.Byte(fact.tenancy == ReservationTenancy::kSystem ? 1 : 0);
+  }
+}
+
+std::vector<KeyFact> ReadKeyFacts(ByteReader& in) {
+  std::vector<KeyFact> facts(in.Count(kMinKeyFactBytes));
+  for (KeyFact& fact : facts) {
+    fact.ns = in.String();
+    fact.key = in.String();
+    switch (const unsigned char tenancy = in.Byte()) {
+      case 0:
+        fact.tenancy = ReservationTenancy::kTenant;
+        break;
+      case 1:
+        fact.tenancy = ReservationTenancy::kSystem;
+        break;
+      default:
+        in.Damaged("hold an unknown key tenancy " + std::to_string(tenancy));
     }
   }
-  std::string_view bytes_;
-};
+  return facts;
+}
+
+void PutTimerFact(ByteWriter& out, const TimerFact& fact) {
+  out.Byte(fact.kind == TimerFact::Kind::kCancel ? 1 : 0);
+  out.String(fact.key);
+  if (fact.kind == TimerFact::Kind::kCancel) return;
+  out.String(fact.timer_id);
+  out.Int(fact.due_at);
+  out.String(fact.target.context);
+  out.String(fact.target.aggregate);
+  out.String(fact.target.tenant_id);
+  out.String(fact.target.id);
+  out.String(fact.command_type);
+  out.String(fact.body);
+  out.String(fact.rule.type);
+  out.Int(fact.rule.max_attempts);
+  out.Int(fact.rule.backoff_ms);
+  out.Int(fact.rule.max_backoff_ms);
+}
+
+TimerFact ReadTimerFact(ByteReader& in) {
+  TimerFact fact;
+  const unsigned char kind = in.Byte();
+  if (kind > 1) in.Damaged("hold an unknown timer fact kind " + std::to_string(kind));
+  fact.kind = kind == 1 ? TimerFact::Kind::kCancel : TimerFact::Kind::kSchedule;
+  fact.key = in.String();
+  if (fact.kind == TimerFact::Kind::kCancel) return fact;
+  fact.timer_id = in.String();
+  fact.due_at = in.Int();
+  fact.target.context = in.String();
+  fact.target.aggregate = in.String();
+  fact.target.tenant_id = in.String();
+  fact.target.id = in.String();
+  fact.command_type = in.String();
+  fact.body = in.String();
+  fact.rule.type = in.String();
+  const std::int64_t max_attempts = in.Int();
+  if (max_attempts < std::numeric_limits<int>::min() ||
+      max_attempts > std::numeric_limits<int>::max()) {
+    in.Damaged("hold a timer rule of " + std::to_string(max_attempts) + " attempts");
+  }
+  fact.rule.max_attempts = static_cast<int>(max_attempts);
+  fact.rule.backoff_ms = in.Int();
+  fact.rule.max_backoff_ms = in.Int();
+  return fact;
+}
 
 }  // namespace
 
 std::string EncodeEvents(const std::vector<EventRecord>& events) {
   size_t size = 4;
   for (const EventRecord& event : events) size += 8 + event.type.size() + event.body.size();
-  std::string out;
-  out.reserve(size);
-  PutSize(out, events.size());
+  std::string bytes;
+  bytes.reserve(size);
+  ByteWriter out(bytes);
+  out.Size(events.size());
   for (const EventRecord& event : events) {
-    PutSize(out, event.type.size());
-    out.append(event.type);
-    PutSize(out, event.body.size());
-    out.append(event.body);
+    out.String(event.type);
+    out.String(event.body);
   }
-  return out;
+  return bytes;
 }
 
 std::vector<EventRecord> DecodeEvents(std::string_view bytes) {
-  EventReader reader(bytes);
-  const std::uint32_t count = reader.Size();
-  std::vector<EventRecord> events;
-  events.reserve(std::min<std::uint32_t>(count, 1024));
-  for (std::uint32_t i = 0; i < count; ++i) {
-    EventRecord event;
-    event.type = reader.String();
-    event.body = reader.String();
-    events.push_back(std::move(event));
+  ByteReader in(bytes, "events");
+  std::vector<EventRecord> events(in.Count(kMinEventBytes));
+  for (EventRecord& event : events) {
+    event.type = in.String();
+    event.body = in.String();
   }
-  if (!reader.AtEnd()) {
-    throw Error(ErrorCode::kDataLoss, "stored events have trailing bytes; the database is damaged");
-  }
+  in.End();
   return events;
 }
 
@@ -112,25 +228,34 @@ std::optional<std::string> EncodeFacts(const Stream& stream) {
   if (stream.reserved.empty() && stream.released.empty() && stream.timers.empty()) {
     return std::nullopt;
   }
-  json facts = json::object();
-  if (!stream.reserved.empty()) facts["reserved"] = stream.reserved;
-  if (!stream.released.empty()) facts["released"] = stream.released;
-  if (!stream.timers.empty()) facts["timers"] = stream.timers;
-  return Dump(facts);
+  std::string bytes;
+  ByteWriter out(bytes);
+  out.Byte(kFactsEncoding);
+  PutKeyFacts(out, stream.reserved);
+  PutKeyFacts(out, stream.released);
+  out.Size(stream.timers.size());
+  for (const TimerFact& fact : stream.timers) PutTimerFact(out, fact);
+  return bytes;
 }
 
-void DecodeFacts(std::string_view text, Stream& stream) {
-  if (text.empty()) return;
-  const json facts = Decode<json>(text, "facts");
-  try {
-    stream.reserved = facts.value("reserved", std::vector<KeyFact>{});
-    stream.released = facts.value("released", std::vector<KeyFact>{});
-    stream.timers = facts.value("timers", std::vector<TimerFact>{});
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss,
-                std::string("stored facts are not what was written (") + e.what() +
-                    "); the database is damaged");
+void DecodeFacts(std::string_view bytes, Stream& stream) {
+  if (bytes.empty()) {
+    stream.reserved.clear();
+    stream.released.clear();
+    stream.timers.clear();
+    return;
   }
+  ByteReader in(bytes, "facts");
+  if (const unsigned char encoding = in.Byte(); encoding != kFactsEncoding) {
+    in.Damaged("are in an unknown encoding " + std::to_string(encoding));
+  }
+  stream.reserved = ReadKeyFacts(in);
+  stream.released = ReadKeyFacts(in);
+  const std::uint32_t timers = in.Count(kMinTimerFactBytes);
+  stream.timers.clear();
+  stream.timers.reserve(timers);
+  for (std::uint32_t i = 0; i < timers; ++i) stream.timers.push_back(ReadTimerFact(in));
+  in.End();
 }
 
 std::string EncodeHolds(const std::set<std::string>& holds) { return Dump(json(holds)); }

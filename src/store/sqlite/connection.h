@@ -81,11 +81,13 @@ class Query {
   Query& Bind(int index, std::string_view value);
   Query& Bind(int index, const std::string& value) { return Bind(index, std::string_view(value)); }
   Query& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
+  // Binds `bytes` as a BLOB, copied.
   Query& BindBlob(int index, std::string_view bytes);
-  Query& BindNull(int index);
-  Query& Bind(int index, const std::optional<std::string>& value) {
-    return value ? Bind(index, *value) : BindNull(index);
+  // Binds `bytes` as a BLOB, copied, or NULL when there are none.
+  Query& BindBlobOrNull(int index, const std::optional<std::string>& bytes) {
+    return bytes ? BindBlob(index, *bytes) : BindNull(index);
   }
+  Query& BindNull(int index);
 
   // Steps: true when a row is ready, false when the statement is done. Throws SqliteFailure.
   bool Step();

@@ -70,24 +70,22 @@ std::string TableSchema(TableKind kind, const std::string& name) {
   auto index = [&](const char* suffix) { return Quoted(name + "__" + suffix); };
   switch (kind) {
     case TableKind::kLog:
-      // One row per stream. The transport is the last column, so reads that leave it out never
-      // load its pages. Unique indexes: the place, the version and the request of each stream.
+      // One row per stream, keyed by its position (PositionKey): a partition's rows are one
+      // rowid range. The transport is the last column, so reads that leave it out never load
+      // its pages. Unique indexes: the version and the request of each stream.
       return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
-  partition INTEGER NOT NULL,
-  sequence INTEGER NOT NULL,
+  position INTEGER PRIMARY KEY,
   tenant_id TEXT NOT NULL,
   aggregate_id TEXT NOT NULL,
   version INTEGER NOT NULL,
   request_id TEXT NOT NULL,
   time INTEGER NOT NULL,
   events BLOB NOT NULL,
-  facts TEXT,
+  facts BLOB,
   transport BLOB NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
-             index("position") + " ON " + t +
-             " (partition, sequence);\nCREATE UNIQUE INDEX IF NOT EXISTS " + index("version") +
-             " ON " + t +
+             index("version") + " ON " + t +
              " (tenant_id, aggregate_id, version);\nCREATE UNIQUE INDEX IF NOT EXISTS " +
              index("request") + " ON " + t + " (tenant_id, request_id);\n";
     case TableKind::kReservation:

@@ -32,6 +32,7 @@
 #include "store/common/commit_signal.h"
 #include "store/sqlite/connection.h"
 #include "wow/sqlite.h"
+#include "wow/stream.h"
 
 namespace wow {
 
@@ -39,10 +40,31 @@ namespace sqlite {
 
 // The format this build reads and writes. Raise it with every change of the layout a reader of
 // the previous format would misread, and teach OpenSqliteDatabase to refuse or migrate the old.
-inline constexpr int kFormatVersion = 2;  // 2: events kept as length-prefixed bytes
+// 2: events kept as length-prefixed bytes.
+// 3: the log tables keyed by position (PositionKey), so a partition's entries are one range of
+//    rowids, without partition and sequence columns; facts kept as binary, not JSON (codec.h).
+inline constexpr int kFormatVersion = 3;
 // Written in the file's header (PRAGMA application_id): "Wow1".
 inline constexpr std::int32_t kApplicationId = 0x576f7731;
 inline constexpr int kMaxPartitions = 4096;
+
+// The log tables' INTEGER PRIMARY KEY (rowid), `position`: partition << 40 | sequence, so that a
+// partition's entries lie in one range of rowids, in sequence order, and ReadAfter reads them as
+// one range scan. Sequences are 1 to kMaxSequence (2^40 - 1: an append past it is refused) and
+// partitions below kMaxPartitions (2^12), so a key is below 2^52, never negative.
+inline constexpr int kSequenceBits = 40;
+inline constexpr Sequence kMaxSequence = (Sequence{1} << kSequenceBits) - 1;
+static_assert(kMaxPartitions <= (std::int64_t{1} << (63 - kSequenceBits)));
+
+// The key of `partition`'s sequence `sequence`. REQUIRES: 0 <= partition < kMaxPartitions,
+// 0 <= sequence <= kMaxSequence.
+constexpr std::int64_t PositionKey(int partition, Sequence sequence) {
+  return (std::int64_t{partition} << kSequenceBits) | sequence;
+}
+// The position a key encodes. REQUIRES: key >= 0 (as PositionKey makes them).
+constexpr Position KeyPosition(std::int64_t key) {
+  return {static_cast<int>(key >> kSequenceBits), key & kMaxSequence};
+}
 
 enum class TableKind { kLog, kReservation, kTimer };
 

@@ -27,24 +27,26 @@ using sqlite::TableKind;
 
 // The columns of a stream, in this order, for ReadRow: without transport, then with it.
 constexpr const char* kStreamColumns =
-    "partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, facts";
+    "position, tenant_id, aggregate_id, version, request_id, time, events, facts";
 constexpr const char* kEntryColumns =
-    "partition, sequence, tenant_id, aggregate_id, version, request_id, time, events, facts, "
-    "transport";
+    "position, tenant_id, aggregate_id, version, request_id, time, events, facts, transport";
 
-Entry ReadRow(const Query& q, const std::string& context, const std::string& aggregate,
-              bool with_transport) {
-  Entry entry;
-  entry.position = {static_cast<int>(q.Int(0)), q.Int(1)};
+// Sets `entry` (a new one) to the row `q` is on, of `aggregate`'s table, selected as
+// kEntryColumns when `with_transport`, else as kStreamColumns.
+void ReadRow(const Query& q, const std::string& context, const std::string& aggregate,
+             bool with_transport, Entry& entry) {
+  entry.position = sqlite::KeyPosition(q.Int(0));
   Stream& s = entry.stream;
-  s.ref = {context, aggregate, q.Text(2), q.Text(3)};
-  s.version = q.Int(4);
-  s.request_id = q.Text(5);
-  s.time = q.Int(6);
-  s.events = sqlite::DecodeEvents(q.TextView(7));
-  sqlite::DecodeFacts(q.TextView(8), s);
-  if (with_transport) s.transport = q.Text(9);
-  return entry;
+  s.ref.context = context;
+  s.ref.aggregate = aggregate;
+  s.ref.tenant_id = q.TextView(1);
+  s.ref.id = q.TextView(2);
+  s.version = q.Int(3);
+  s.request_id = q.TextView(4);
+  s.time = q.Int(5);
+  s.events = sqlite::DecodeEvents(q.TextView(6));
+  sqlite::DecodeFacts(q.TextView(7), s);
+  if (with_transport) s.transport = q.TextView(8);
 }
 
 // A stream's columns as stored, encoded before the write transaction.
@@ -189,7 +191,11 @@ class SqliteEventLog final : public EventLog {
                      " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version BETWEEN ?3 AND ?4 "
                      "ORDER BY version");
       q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, from).Bind(4, to);
-      while (q.Step()) streams.push_back(ReadRow(q, context_, ref.aggregate, false).stream);
+      while (q.Step()) {
+        Entry entry;
+        ReadRow(q, context_, ref.aggregate, false, entry);
+        streams.push_back(std::move(entry.stream));
+      }
       return streams;
     });
   }
@@ -206,7 +212,7 @@ class SqliteEventLog final : public EventLog {
         Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table) +
                        " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version = ?3");
         q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, v);
-        if (q.Step()) entries.push_back(ReadRow(q, context_, ref.aggregate, true));
+        if (q.Step()) ReadRow(q, context_, ref.aggregate, true, entries.emplace_back());
       }
       snapshot.Commit();
       return entries;
@@ -218,11 +224,11 @@ class SqliteEventLog final : public EventLog {
     return db_->Read([&](Connection& r) -> std::optional<Position> {
       const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
       if (!db_->TableExists(r, table)) return std::nullopt;
-      Query q(r, "SELECT partition, sequence FROM " + sqlite::Quoted(table) +
+      Query q(r, "SELECT position FROM " + sqlite::Quoted(table) +
                      " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version = ?3");
       q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, version);
       if (!q.Step()) return std::nullopt;
-      return Position{static_cast<int>(q.Int(0)), q.Int(1)};
+      return sqlite::KeyPosition(q.Int(0));
     });
   }
 
@@ -237,17 +243,15 @@ class SqliteEventLog final : public EventLog {
                      " WHERE tenant_id = ?1 AND request_id = ?2");
       q.Bind(1, tenant_id).Bind(2, request_id);
       if (!q.Step()) return std::nullopt;
-      return ReadRow(q, context_, aggregate, false);
+      Entry entry;
+      ReadRow(q, context_, aggregate, false, entry);
+      return entry;
     });
   }
 
   Sequence Head(int partition) override {
     RequirePartition(partition);
-    return db_->Read([&](Connection& r) {
-      Query q(r, "SELECT last_sequence FROM wow_partitions WHERE context = ?1 AND partition = ?2");
-      q.Bind(1, context_).Bind(2, partition);
-      return q.Step() ? q.Int(0) : Sequence{0};
-    });
+    return db_->Read([&](Connection& r) { return LastSequence(r, partition); });
   }
 
   PartitionLineage Lineage(int partition) override {
@@ -264,9 +268,10 @@ class SqliteEventLog final : public EventLog {
     });
   }
 
-  // In one read snapshot: the registry's log tables of the context, then each table's entries at
-  // sequences after+1 .. after+limit. Sequences are gapless and unique across the tables, so the
-  // merge is the run from after+1; it stops at a missing sequence all the same.
+  // In one read snapshot: the partition's last sequence, the registry's log tables of the
+  // context, then each table's entries at sequences after+1 .. min(after+limit, last): one rowid
+  // range per table. Sequences are gapless and unique across the tables, so the merge is the run
+  // from after+1; it stops at a missing sequence all the same.
   std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
     Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
     Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
@@ -274,16 +279,26 @@ class SqliteEventLog final : public EventLog {
     return db_->Read([&](Connection& r) {
       std::vector<Entry> entries;
       sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
-      for (const sqlite::RegisteredTable& table : db_->Tables(r, TableKind::kLog, context_)) {
+      const Sequence head = LastSequence(r, partition);
+      if (head <= after) {
+        snapshot.Commit();
+        return entries;
+      }
+      const Sequence last = after + std::min<Sequence>(limit, head - after);
+      entries.reserve(static_cast<size_t>(last - after));
+      const std::vector<sqlite::RegisteredTable> tables = db_->Tables(r, TableKind::kLog, context_);
+      for (const sqlite::RegisteredTable& table : tables) {
         Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table.name) +
-                       " WHERE partition = ?1 AND sequence > ?2 AND sequence <= ?3 "
-                       "ORDER BY sequence");
-        q.Bind(1, partition).Bind(2, after).Bind(3, after + limit);
-        while (q.Step()) entries.push_back(ReadRow(q, context_, table.aggregate, true));
+                       " WHERE position > ?1 AND position <= ?2 ORDER BY position");
+        q.Bind(1, sqlite::PositionKey(partition, after))
+            .Bind(2, sqlite::PositionKey(partition, last));
+        while (q.Step()) ReadRow(q, context_, table.aggregate, true, entries.emplace_back());
       }
       snapshot.Commit();
-      std::sort(entries.begin(), entries.end(),
-                [](const Entry& a, const Entry& b) { return a.position < b.position; });
+      if (tables.size() > 1) {
+        std::sort(entries.begin(), entries.end(),
+                  [](const Entry& a, const Entry& b) { return a.position < b.position; });
+      }
       Sequence expected = after + 1;
       size_t run = 0;
       while (run < entries.size() && entries[run].position.sequence == expected) {
@@ -420,12 +435,10 @@ class SqliteEventLog final : public EventLog {
     Version current = 0;
     if (db_->TableExists(w, table)) {
       {
-        Query q(w, "SELECT partition, sequence, version FROM " + quoted +
+        Query q(w, "SELECT position, version FROM " + quoted +
                        " WHERE tenant_id = ?1 AND request_id = ?2");
         q.Bind(1, ref.tenant_id).Bind(2, stream.request_id);
-        if (q.Step()) {
-          return AppendResult::Duplicate({static_cast<int>(q.Int(0)), q.Int(1)}, q.Int(2));
-        }
+        if (q.Step()) return AppendResult::Duplicate(sqlite::KeyPosition(q.Int(0)), q.Int(1));
       }
       Query q(w,
               "SELECT max(version) FROM " + quoted + " WHERE tenant_id = ?1 AND aggregate_id = ?2");
@@ -449,20 +462,25 @@ class SqliteEventLog final : public EventLog {
       }
       sequence = q.Int(0);
     }
+    if (sequence > sqlite::kMaxSequence) {
+      throw Error(ErrorCode::kResourceExhausted,
+                  "partition " + std::to_string(partition) + " of context \"" + context_ +
+                      "\" is full: SQLite keeps at most " + std::to_string(sqlite::kMaxSequence) +
+                      " entries per partition");
+    }
     db_->EnsureTable(w, TableKind::kLog, context_, ref.aggregate);
     Query(w, "INSERT INTO " + quoted +
-                 " (partition, sequence, tenant_id, aggregate_id, version, request_id, time, "
-                 "events, facts, transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
-        .Bind(1, partition)
-        .Bind(2, sequence)
-        .Bind(3, ref.tenant_id)
-        .Bind(4, ref.id)
-        .Bind(5, stream.version)
-        .Bind(6, stream.request_id)
-        .Bind(7, stream.time)
-        .BindBlob(8, encoded.events)
-        .Bind(9, encoded.facts)
-        .BindBlob(10, stream.transport)
+                 " (position, tenant_id, aggregate_id, version, request_id, time, events, facts, "
+                 "transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        .Bind(1, sqlite::PositionKey(partition, sequence))
+        .Bind(2, ref.tenant_id)
+        .Bind(3, ref.id)
+        .Bind(4, stream.version)
+        .Bind(5, stream.request_id)
+        .Bind(6, stream.time)
+        .BindBlob(7, encoded.events)
+        .BindBlobOrNull(8, encoded.facts)
+        .BindBlob(9, stream.transport)
         .Run();
     // The stream's keys change hands with it, in this transaction: the processor's eager
     // confirmation and the reservation subscription then find them done, and write nothing.
@@ -476,6 +494,14 @@ class SqliteEventLog final : public EventLog {
           return reservation_rows_.Release(w, scope, key, ref, stream.version);
         });
     return AppendResult::Appended({partition, sequence});
+  }
+
+  // The last sequence taken in `partition` (0 when none), read with `connection`.
+  Sequence LastSequence(Connection& connection, int partition) const {
+    Query q(connection,
+            "SELECT last_sequence FROM wow_partitions WHERE context = ?1 AND partition = ?2");
+    q.Bind(1, context_).Bind(2, partition);
+    return q.Step() ? q.Int(0) : Sequence{0};
   }
 
   int RequireCreated() const {
