@@ -50,7 +50,11 @@ struct SubscriptionRunnerOptions {
   std::string node;  // this node's name in the leases; empty: a fresh id
   std::chrono::milliseconds lease_ttl{10'000};
   std::chrono::milliseconds retry_delay{1'000};  // after a Handle or store failure
-  int batch = 256;                                // entries read at a time
+  int batch = 256;                               // entries read at a time
+  // How often a started runner commits a partition's checkpoints while it delivers (0: after
+  // every batch). Entries handled since the last commit are delivered again after a crash, so a
+  // longer interval means fewer writes and more redelivery. Stop commits what was handled.
+  std::chrono::milliseconds checkpoint_interval{200};
 };
 
 class SubscriptionRunner {
@@ -79,9 +83,20 @@ class SubscriptionRunner {
   const std::string& node() const { return options_.node; }
 
  private:
-  // One pass over `partition`: lease, read (waiting up to `wait`), deliver, commit. Returns the
-  // entries handled.
-  int Pump(int partition, std::chrono::milliseconds wait, std::stop_token stop);
+  // What a started runner's thread knows of its partition between passes.
+  struct PartitionState {
+    std::chrono::steady_clock::time_point renew_lease_at;  // the lease is ours until then
+    std::vector<Sequence> delivered;  // per subscription; empty until read from the log
+    std::vector<Sequence> committed;  // per subscription: the checkpoints in the log
+    std::chrono::steady_clock::time_point commit_at;  // when the next checkpoint commit is due
+  };
+
+  // One pass over `partition`: lease, read (waiting up to `wait`), deliver, commit the checkpoints
+  // (when due). Returns the entries handled. Without `state` (CatchUp), everything is done now.
+  int Pump(int partition, std::chrono::milliseconds wait, std::stop_token stop,
+           PartitionState* state);
+  // Commits the checkpoints of `state` that moved since their last commit.
+  void CommitCheckpoints(int partition, PartitionState& state);
   void Run(int partition, std::stop_token stop);
 
   std::shared_ptr<EventLog> log_;

@@ -31,8 +31,8 @@ class ReservationSubscription final : public Subscription {
     // A replayed old confirm finds its key held by another aggregate when the owner released it
     // later and another took it: expected on a replay, so it is only noted.
     if (int lost = core::ApplyKeyFacts(*reservations_, entry.stream); lost > 0) {
-      spdlog::info("{} key(s) reserved by {} at version {} are held by another aggregate now",
-                   lost, ToString(entry.stream.ref), entry.stream.version);
+      spdlog::info("{} key(s) reserved by {} at version {} are held by another aggregate now", lost,
+                   ToString(entry.stream.ref), entry.stream.version);
     }
   }
 
@@ -96,6 +96,8 @@ SubscriptionRunner::SubscriptionRunner(std::shared_ptr<EventLog> log,
   Require(!subscriptions_.empty(), "a subscription runner needs a subscription");
   Require(options_.batch > 0, "the runner's batch must be positive");
   Require(options_.lease_ttl.count() > 0, "the runner's lease ttl must be positive");
+  Require(options_.checkpoint_interval.count() >= 0,
+          "the runner's checkpoint interval must not be negative");
   if (options_.node.empty()) options_.node = NewId();
 }
 
@@ -116,63 +118,86 @@ void SubscriptionRunner::Stop() {
 int SubscriptionRunner::CatchUp() {
   int handled = 0;
   for (int p = 0; p < log_->partitions(); ++p) {
-    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {})) > 0;) handled += n;
+    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {}, nullptr)) > 0;) handled += n;
   }
   return handled;
 }
 
-int SubscriptionRunner::Pump(int partition, std::chrono::milliseconds wait,
-                             std::stop_token stop) {
-  if (!log_->AcquireLease(partition, options_.node, options_.lease_ttl)) return 0;
-  std::vector<Sequence> checkpoints;
-  for (const auto& subscription : subscriptions_) {
-    checkpoints.push_back(log_->Checkpoint(partition, subscription->name()));
+int SubscriptionRunner::Pump(int partition, std::chrono::milliseconds wait, std::stop_token stop,
+                             PartitionState* state) {
+  using SteadyClock = std::chrono::steady_clock;
+  PartitionState once;  // CatchUp's: everything read and committed in this pass
+  PartitionState& s = state != nullptr ? *state : once;
+  // The lease is renewed once a third of its time to live has passed, not on every pass.
+  if (SteadyClock::now() >= s.renew_lease_at) {
+    if (!log_->AcquireLease(partition, options_.node, options_.lease_ttl)) {
+      CommitCheckpoints(partition, s);  // what was handled under the lease that ended
+      s.delivered.clear();              // another node may move them on: read them again
+      return 0;
+    }
+    s.renew_lease_at = SteadyClock::now() + options_.lease_ttl / 3;
   }
-  const Sequence from = *std::min_element(checkpoints.begin(), checkpoints.end());
-  const std::vector<Entry> entries =
-      wait.count() > 0 ? log_->Tail(partition, from, options_.batch, wait, stop)
-                       : log_->ReadAfter(partition, from, options_.batch);
+  if (s.delivered.empty()) {
+    for (const auto& subscription : subscriptions_) {
+      s.delivered.push_back(log_->Checkpoint(partition, subscription->name()));
+    }
+    s.committed = s.delivered;
+  }
+  const Sequence from = *std::min_element(s.delivered.begin(), s.delivered.end());
+  const std::vector<Entry> entries = wait.count() > 0
+                                         ? log_->Tail(partition, from, options_.batch, wait, stop)
+                                         : log_->ReadAfter(partition, from, options_.batch);
   for (size_t i = 0; i < subscriptions_.size(); ++i) {
-    const Sequence before = checkpoints[i];
     try {
       for (const Entry& entry : entries) {
-        if (entry.position.sequence <= checkpoints[i]) continue;
+        if (entry.position.sequence <= s.delivered[i]) continue;
         subscriptions_[i]->Handle(entry);
-        checkpoints[i] = entry.position.sequence;
+        s.delivered[i] = entry.position.sequence;
       }
     } catch (...) {
-      if (checkpoints[i] > before) {
-        log_->CommitCheckpoint(partition, subscriptions_[i]->name(), checkpoints[i]);
-      }
+      CommitCheckpoints(partition, s);
       throw;
     }
-    if (checkpoints[i] > before) {
-      log_->CommitCheckpoint(partition, subscriptions_[i]->name(), checkpoints[i]);
-    }
+  }
+  if (state == nullptr || options_.checkpoint_interval.count() == 0 ||
+      SteadyClock::now() >= s.commit_at) {
+    CommitCheckpoints(partition, s);
+    s.commit_at = SteadyClock::now() + options_.checkpoint_interval;
   }
   return static_cast<int>(entries.size());
 }
 
+void SubscriptionRunner::CommitCheckpoints(int partition, PartitionState& state) {
+  for (size_t i = 0; i < state.delivered.size(); ++i) {
+    if (state.delivered[i] > state.committed[i]) {
+      log_->CommitCheckpoint(partition, subscriptions_[i]->name(), state.delivered[i]);
+      state.committed[i] = state.delivered[i];
+    }
+  }
+}
+
 void SubscriptionRunner::Run(int partition, std::stop_token stop) {
   const auto wait = std::max(std::chrono::milliseconds(1), options_.lease_ttl / 3);
+  PartitionState state;
   while (!stop.stop_requested()) {
     try {
-      if (Pump(partition, wait, stop) == 0 && !stop.stop_requested()) {
+      if (Pump(partition, wait, stop, &state) == 0 && !stop.stop_requested()) {
         // Not leased here or idle: Tail already waited when leased; otherwise wait for the lease.
-        if (log_->LeaseOf(partition).value_or(Lease{}).node != options_.node) {
-          SleepFor(wait, stop);
-        }
+        if (state.delivered.empty()) SleepFor(wait, stop);
       }
     } catch (const std::exception& e) {
-      spdlog::warn("subscription delivery on partition {} failed; retrying in {} ms: {}",
-                   partition, options_.retry_delay.count(), e.what());
+      spdlog::warn("subscription delivery on partition {} failed; retrying in {} ms: {}", partition,
+                   options_.retry_delay.count(), e.what());
+      state.renew_lease_at = {};  // ask for the lease again before the next pass
       SleepFor(options_.retry_delay, stop);
     }
   }
   try {
+    CommitCheckpoints(partition, state);
     log_->ReleaseLease(partition, options_.node);
   } catch (const std::exception& e) {
-    spdlog::warn("releasing the lease of partition {} failed: {}", partition, e.what());
+    spdlog::warn("committing the checkpoints and releasing the lease of partition {} failed: {}",
+                 partition, e.what());
   }
 }
 

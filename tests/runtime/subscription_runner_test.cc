@@ -1,0 +1,125 @@
+// The SubscriptionRunner's writes while it runs: the lease is renewed once a third of its time to
+// live has passed, checkpoints are committed at most once per checkpoint_interval, and Stop
+// commits what was handled, so a restart delivers nothing twice.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "wow/error.h"
+#include "wow/event_log.h"
+#include "wow/store_wrappers.h"
+#include "wow/subscription.h"
+
+namespace wow {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kContext = "shop";
+
+// Counts the runner's lease and checkpoint writes.
+class CountingLog : public EventLogWrapper {
+ public:
+  using EventLogWrapper::EventLogWrapper;
+  bool AcquireLease(int partition, const std::string& node, milliseconds ttl) override {
+    ++leases;
+    return EventLogWrapper::AcquireLease(partition, node, ttl);
+  }
+  void CommitCheckpoint(int partition, const std::string& subscription,
+                        Sequence sequence) override {
+    ++checkpoint_commits;
+    EventLogWrapper::CommitCheckpoint(partition, subscription, sequence);
+  }
+  std::atomic<int> leases{0};
+  std::atomic<int> checkpoint_commits{0};
+};
+
+class CountingSubscription : public Subscription {
+ public:
+  const std::string& name() const override { return name_; }
+  void Handle(const Entry&) override { ++handled; }
+  std::atomic<int> handled{0};
+
+ private:
+  const std::string name_ = "test.counting";
+};
+
+Stream StreamOf(const std::string& id, Version version) {
+  Stream stream;
+  stream.ref = {kContext, "brand", "t1", id};
+  stream.version = version;
+  stream.request_id = id + "@" + std::to_string(version);
+  stream.events = {{"created", "{}"}};
+  return stream;
+}
+
+SubscriptionRunnerOptions Options(milliseconds lease_ttl, milliseconds checkpoint_interval) {
+  SubscriptionRunnerOptions options;
+  options.lease_ttl = lease_ttl;
+  options.checkpoint_interval = checkpoint_interval;
+  return options;
+}
+
+// Waits until `subscription` handled `n` entries, for at most 10 s.
+bool AwaitHandled(const CountingSubscription& subscription, int n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (subscription.handled.load() < n && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return subscription.handled.load() == n;
+}
+
+class SubscriptionRunnerWrites : public ::testing::Test {
+ protected:
+  void SetUp() override { log_->Create(1); }
+
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<CountingLog> log_ =
+      std::make_shared<CountingLog>(NewMemoryEventLog(kContext, clock_));
+  std::shared_ptr<CountingSubscription> subscription_ = std::make_shared<CountingSubscription>();
+};
+
+TEST_F(SubscriptionRunnerWrites, ARunningPartitionRenewsItsLeaseAndCommitsItsCheckpointRarely) {
+  SubscriptionRunner runner(log_, {subscription_},
+                            Options(std::chrono::hours(1), std::chrono::hours(1)));
+  runner.Start();
+  for (int i = 1; i <= 20; ++i) {
+    ASSERT_TRUE(log_->Append(StreamOf("b" + std::to_string(i), 1)).appended());
+    ASSERT_TRUE(AwaitHandled(*subscription_, i));  // one pass per entry
+  }
+  EXPECT_EQ(log_->leases.load(), 1) << "the lease was renewed before a third of its ttl passed";
+  EXPECT_LE(log_->checkpoint_commits.load(), 1) << "a checkpoint commit per pass";
+  runner.Stop();
+  EXPECT_EQ(log_->Checkpoint(0, subscription_->name()), 20) << "Stop commits what was handled";
+
+  // A restart delivers nothing again.
+  SubscriptionRunner again(log_, {subscription_});
+  EXPECT_EQ(again.CatchUp(), 0);
+  EXPECT_EQ(subscription_->handled.load(), 20);
+}
+
+TEST_F(SubscriptionRunnerWrites, AZeroIntervalCommitsAfterEveryPass) {
+  SubscriptionRunner runner(log_, {subscription_}, Options(milliseconds(10'000), milliseconds(0)));
+  runner.Start();
+  for (int i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(log_->Append(StreamOf("b" + std::to_string(i), 1)).appended());
+    ASSERT_TRUE(AwaitHandled(*subscription_, i));
+    // The commit follows the handling within the same pass.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (log_->Checkpoint(0, subscription_->name()) < i &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    EXPECT_EQ(log_->Checkpoint(0, subscription_->name()), i);
+  }
+}
+
+TEST_F(SubscriptionRunnerWrites, ANegativeIntervalIsRefused) {
+  EXPECT_THROW(
+      SubscriptionRunner(log_, {subscription_}, Options(milliseconds(10'000), milliseconds(-1))),
+      Error);
+}
+
+}  // namespace
+}  // namespace wow
