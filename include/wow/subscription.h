@@ -55,6 +55,10 @@ struct SubscriptionRunnerOptions {
   // every batch). Entries handled since the last commit are delivered again after a crash, so a
   // longer interval means fewer writes and more redelivery. Stop commits what was handled.
   std::chrono::milliseconds checkpoint_interval{200};
+  // The least time between two passes over a partition that caught up with its log: commits
+  // landing meanwhile are delivered together, one read for many. Delivery lags the log by up to
+  // this much more; a pass that read a full batch is followed at once.
+  std::chrono::milliseconds pass_interval{10};
 };
 
 class SubscriptionRunner {

@@ -181,9 +181,16 @@ void SubscriptionRunner::Run(int partition, std::stop_token stop) {
   PartitionState state;
   while (!stop.stop_requested()) {
     try {
-      if (Pump(partition, wait, stop, &state) == 0 && !stop.stop_requested()) {
+      const auto started = std::chrono::steady_clock::now();
+      const int handled = Pump(partition, wait, stop, &state);
+      if (handled == 0 && !stop.stop_requested()) {
         // Not leased here or idle: Tail already waited when leased; otherwise wait for the lease.
         if (state.delivered.empty()) SleepFor(wait, stop);
+      } else if (handled < options_.batch) {
+        // Caught up: let a few commits gather before the next pass rather than wake for each.
+        SleepFor(std::chrono::duration_cast<std::chrono::milliseconds>(
+                     started + options_.pass_interval - std::chrono::steady_clock::now()),
+                 stop);
       }
     } catch (const std::exception& e) {
       spdlog::warn("subscription delivery on partition {} failed; retrying in {} ms: {}", partition,

@@ -1,29 +1,42 @@
 #include "store/common/commit_signal.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace wow::store {
 
-CommitSignal::CommitSignal(int partitions) : generations_(static_cast<size_t>(partitions), 0) {}
+CommitSignal::CommitSignal(int partitions)
+    : slots_(std::make_unique<Slot[]>(static_cast<size_t>(std::max(partitions, 1)))),
+      partitions_(static_cast<size_t>(std::max(partitions, 1))) {}
+
+CommitSignal::Slot& CommitSignal::SlotOf(int partition) const {
+  if (partition < 0 || static_cast<size_t>(partition) >= partitions_) {
+    throw std::out_of_range("commit signal has no partition " + std::to_string(partition));
+  }
+  return slots_[static_cast<size_t>(partition)];
+}
 
 std::uint64_t CommitSignal::Generation(int partition) const {
-  std::lock_guard lock(mutex_);
-  return generations_.at(static_cast<size_t>(partition));
+  Slot& slot = SlotOf(partition);
+  std::lock_guard lock(slot.mutex);
+  return slot.generation;
 }
 
 void CommitSignal::Notify(int partition) {
+  Slot& slot = SlotOf(partition);
   {
-    std::lock_guard lock(mutex_);
-    ++generations_.at(static_cast<size_t>(partition));
+    std::lock_guard lock(slot.mutex);
+    ++slot.generation;
   }
-  changed_.notify_all();
+  slot.changed.notify_all();
 }
 
 bool CommitSignal::WaitFor(int partition, std::uint64_t seen, std::chrono::milliseconds timeout,
                            const std::stop_token& stop) {
-  std::unique_lock lock(mutex_);
-  const auto index = static_cast<size_t>(partition);
-  return changed_.wait_for(lock, stop, timeout, [&] { return generations_[index] != seen; });
+  Slot& slot = SlotOf(partition);
+  std::unique_lock lock(slot.mutex);
+  return slot.changed.wait_for(lock, stop, timeout, [&] { return slot.generation != seen; });
 }
 
 std::vector<Entry> TailWithBackoff(CommitSignal& signal, int partition,

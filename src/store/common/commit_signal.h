@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <vector>
@@ -42,9 +43,16 @@ class CommitSignal {
                const std::stop_token& stop);
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable_any changed_;
-  std::vector<std::uint64_t> generations_;
+  // Each partition has its own, so a commit wakes only the tails of its partition.
+  struct Slot {
+    mutable std::mutex mutex;
+    std::condition_variable_any changed;
+    std::uint64_t generation = 0;
+  };
+  Slot& SlotOf(int partition) const;
+
+  const std::unique_ptr<Slot[]> slots_;
+  const size_t partitions_;
 };
 
 // Calls read_after() until it returns entries, `max_wait` passes, or `stop` is requested, waiting
