@@ -98,6 +98,7 @@ SubscriptionRunner::SubscriptionRunner(std::shared_ptr<EventLog> log,
   Require(options_.lease_ttl.count() > 0, "the runner's lease ttl must be positive");
   Require(options_.checkpoint_interval.count() >= 0,
           "the runner's checkpoint interval must not be negative");
+  Require(options_.pass_interval.count() >= 0, "the runner's pass interval must not be negative");
   if (options_.node.empty()) options_.node = NewId();
 }
 

@@ -115,10 +115,28 @@ TEST_F(SubscriptionRunnerWrites, AZeroIntervalCommitsAfterEveryPass) {
   }
 }
 
+TEST_F(SubscriptionRunnerWrites, ACaughtUpPartitionWaitsPassIntervalAndStopCutsTheWaitShort) {
+  SubscriptionRunnerOptions options = Options(milliseconds(10'000), milliseconds(0));
+  options.pass_interval = std::chrono::hours(1);
+  SubscriptionRunner runner(log_, {subscription_}, options);
+  runner.Start();
+  ASSERT_TRUE(log_->Append(StreamOf("b1", 1)).appended());
+  ASSERT_TRUE(AwaitHandled(*subscription_, 1));
+  ASSERT_TRUE(log_->Append(StreamOf("b2", 1)).appended());
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(subscription_->handled.load(), 1) << "the next pass did not wait";
+  const auto stopping = std::chrono::steady_clock::now();
+  runner.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(10));
+}
+
 TEST_F(SubscriptionRunnerWrites, ANegativeIntervalIsRefused) {
   EXPECT_THROW(
       SubscriptionRunner(log_, {subscription_}, Options(milliseconds(10'000), milliseconds(-1))),
       Error);
+  SubscriptionRunnerOptions options;
+  options.pass_interval = milliseconds(-1);
+  EXPECT_THROW(SubscriptionRunner(log_, {subscription_}, options), Error);
 }
 
 }  // namespace
