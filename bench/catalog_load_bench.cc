@@ -144,10 +144,13 @@ int main(int argc, char** argv) {
   processor->Register(eshop::CategoryType());
   std::unique_ptr<wow::SubscriptionRunner> runner;
   if (options.subscriptions) {
-    runner = std::make_unique<wow::SubscriptionRunner>(
-        log, std::vector<std::shared_ptr<wow::Subscription>>{
-                 wow::NewReservationSubscription(reservations),
-                 wow::NewTimerSubscription(timers, options.partitions)});
+    // As wow-catalog: the reservation subscription only when the appends leave keys to confirm.
+    std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
+        wow::NewTimerSubscription(timers, options.partitions)};
+    if (!reservations->ConfirmsOnAppend(*log)) {
+      subscriptions.push_back(wow::NewReservationSubscription(reservations));
+    }
+    runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
     runner->Start();
   }
 

@@ -1,8 +1,8 @@
 // wow-catalog: the eShop catalog over HTTP/JSON on the embedded SQLite store (docs/SERVICE.md).
 //
 // Opens (or creates) the database file, runs a CommandProcessor with the brand and category
-// types, a SubscriptionRunner with the reservation and timer subscriptions (so keys a stopped
-// process appended but did not confirm are confirmed from the log), and an HTTP server. SIGTERM
+// types, a SubscriptionRunner with the timer subscription (the reservation subscription is not
+// needed: on one SQLite file every append confirms its own keys), and an HTTP server. SIGTERM
 // and SIGINT stop it cleanly: the HTTP server first (the commands in flight finish), then the
 // subscriptions, the processor and the store. A second signal exits at once.
 #include <httplib.h>
@@ -147,10 +147,14 @@ int Run(const Flags& flags) {
   processor->Register(eshop::BrandType());
   processor->Register(eshop::CategoryType());
 
-  auto runner = std::make_unique<wow::SubscriptionRunner>(
-      log, std::vector<std::shared_ptr<wow::Subscription>>{
-               wow::NewReservationSubscription(reservations),
-               wow::NewTimerSubscription(timers, partitions)});
+  // The log and the reservations share the file: each append confirms its keys itself, so the
+  // reservation subscription would have nothing to repair (ReservationStore::ConfirmsOnAppend).
+  std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
+      wow::NewTimerSubscription(timers, partitions)};
+  if (!reservations->ConfirmsOnAppend(*log)) {
+    subscriptions.push_back(wow::NewReservationSubscription(reservations));
+  }
+  auto runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
   runner->Start();
 
   httplib::Server server;

@@ -4,7 +4,9 @@
 //  2. Decide with a DecideScope bound to a fresh attempt id; Reserve asks the ReservationStore.
 //  3. Rejected, no-op, or the decide function threw: abandon the attempt's holds; answer.
 //  4. Events: append one stream at version + 1 with the events and the key and timer facts.
-//     Appended: confirm each reserved key and release each released key at the stream's version.
+//     Appended: confirm each reserved key and release each released key at the stream's version
+//     (skipped when the append did it, ReservationStore::ConfirmsOnAppend: a SQLite log and
+//     reservation store on one file).
 //     Version conflict: abandon the holds, reload, decide again (bounded, then Error(kAborted)).
 //     Duplicate request id: abandon the holds; answer with the original stream's outcome.
 //     Unknown outcome: abandon nothing; the pending keys expire, or the reservation subscription

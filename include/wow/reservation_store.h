@@ -6,18 +6,24 @@
 // attempts in `holds` until `expires_at`) or confirmed (permanent, at the `version` of the owner's
 // fact that last confirmed it).
 //
-//   operation  | absent, or anyone's     | owner's live pending   | confirmed by owner    | another's live
-//              | expired pending         |                        |                       | pending/confirmed
+//   operation  | absent, or anyone's     | owner's live pending   | confirmed by owner    |
+//   another's live
+//              | expired pending         |                        |                       |
+//              pending/confirmed
 //   -----------+-------------------------+------------------------+-----------------------+-----------------
-//   Reserve    | pending {hold}, now+ttl | hold joins, later      | unchanged; true       | unchanged; false
+//   Reserve    | pending {hold}, now+ttl | hold joins, later      | unchanged; true       |
+//   unchanged; false
 //              | ; true                  | expiry kept; true      |                       |
-//   Confirm    | confirmed at version    | confirmed, holds       | version = max(old,    | unchanged; false
+//   Confirm    | confirmed at version    | confirmed, holds       | version = max(old,    |
+//   unchanged; false
 //              | (the owner's expired    | cleared; true          | version); true        |
 //              | pending too); true      |                        |                       |
-//   Release    | owner's expired pending | deleted; true          | deleted when version  | unchanged; false
+//   Release    | owner's expired pending | deleted; true          | deleted when version  |
+//   unchanged; false
 //              | deleted (true); else    |                        | <= the release's or   |
 //              | nothing (false)         |                        | ANY_VERSION; else kept|
-//   Abandon    | owner's pending: hold   | hold removed; deleted  | unchanged; false      | unchanged; false
+//   Abandon    | owner's pending: hold   | hold removed; deleted  | unchanged; false      |
+//   unchanged; false
 //              | removed, deleted when   | when no hold is left   |                       |
 //              | none is left            |                        |                       |
 //
@@ -27,7 +33,8 @@
 //
 // Bad input (an empty namespace or key, a key or namespace over 512 bytes, an empty hold, a ttl
 // <= 0 or over 366 days, a version below kUnversioned, a Confirm at kAnyVersion, an owner of
-// another type than the scope's) throws Error(kInvalidArgument) and changes nothing. Failures of the backend throw Error with the backend's code.
+// another type than the scope's) throws Error(kInvalidArgument) and changes nothing. Failures of
+// the backend throw Error with the backend's code.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -42,6 +49,8 @@
 #include "wow/model.h"
 
 namespace wow {
+
+class EventLog;
 
 // The longest time to live a reservation may ask for.
 inline constexpr std::chrono::milliseconds kMaxReservationTtl{366LL * 24 * 3600 * 1000};
@@ -125,6 +134,12 @@ class ReservationStore {
   // first key. REQUIRES: limit > 0.
   virtual std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                         int limit) = 0;
+
+  // Whether every append to `log` confirms and releases its stream's keys in this store within
+  // the append's own transaction (a SQLite log and this store on one file). Then no confirmation
+  // is ever left to do after an append: the CommandProcessor skips its own, and the reservation
+  // subscription has nothing to repair. False unless a backend knows it is true.
+  virtual bool ConfirmsOnAppend(const EventLog& /*log*/) const { return false; }
 };
 
 // The reference implementation: every reservation in memory, gone with the process.

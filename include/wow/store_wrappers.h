@@ -1,6 +1,8 @@
 // Forwarding wrappers of the store contracts: each forwards every call to the store it wraps, so
 // a subclass overrides only what it needs, such as a fault injected into one operation (after
-// LevelDB's EnvWrapper).
+// LevelDB's EnvWrapper). An EventLogWrapper is taken to pass appends through to the log it wraps:
+// a ReservationStore that confirms keys on that log's appends (ConfirmsOnAppend) does on the
+// wrapper's too, so a subclass must not report an append as done that its target did not do.
 //
 // Thread-safety: as the wrapped store.
 #pragma once
@@ -41,6 +43,9 @@ class ReservationStoreWrapper : public ReservationStore {
                                 int limit) override {
     return target_->List(scope, after_key, limit);
   }
+  bool ConfirmsOnAppend(const EventLog& log) const override {
+    return target_->ConfirmsOnAppend(log);
+  }
 
  private:
   std::shared_ptr<ReservationStore> target_;
@@ -50,6 +55,7 @@ class EventLogWrapper : public EventLog {
  public:
   explicit EventLogWrapper(std::shared_ptr<EventLog> target) : target_(std::move(target)) {}
   EventLog& target() { return *target_; }
+  const EventLog& target() const { return *target_; }
 
   const std::string& context() const override { return target_->context(); }
   void Create(int partitions) override { target_->Create(partitions); }

@@ -17,11 +17,16 @@ namespace wow {
 
 std::string_view KindName(CommandResult::Kind kind) {
   switch (kind) {
-    case CommandResult::Kind::kAccepted: return "accepted";
-    case CommandResult::Kind::kRejected: return "rejected";
-    case CommandResult::Kind::kNoOp: return "noop";
-    case CommandResult::Kind::kDuplicate: return "duplicate";
-    case CommandResult::Kind::kUnknown: return "unknown";
+    case CommandResult::Kind::kAccepted:
+      return "accepted";
+    case CommandResult::Kind::kRejected:
+      return "rejected";
+    case CommandResult::Kind::kNoOp:
+      return "noop";
+    case CommandResult::Kind::kDuplicate:
+      return "duplicate";
+    case CommandResult::Kind::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -38,14 +43,17 @@ std::optional<Decision> DecideBuiltIn(const LoadedAggregate& loaded, const Comma
     return Decision::Reject("AGGREGATE_NOT_FOUND", ToString(target) + " does not exist");
   }
   if (is_delete) {
-    if (loaded.deleted) return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
+    if (loaded.deleted)
+      return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
     return Decision::Events(AggregateDeleted{});
   }
   if (is_restore) {
-    if (!loaded.deleted) return Decision::Reject("AGGREGATE_NOT_DELETED", ToString(target) + " is not deleted");
+    if (!loaded.deleted)
+      return Decision::Reject("AGGREGATE_NOT_DELETED", ToString(target) + " is not deleted");
     return Decision::Events(AggregateRestored{});
   }
-  if (loaded.deleted) return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
+  if (loaded.deleted)
+    return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
   return std::nullopt;
 }
 
@@ -68,7 +76,10 @@ void AbandonHolds(ReservationStore& reservations, const DecideScope& scope) {
 class CommandProcessor::Impl {
  public:
   Impl(CommandProcessor& outer, std::shared_ptr<const Clock> clock, CommandProcessorOptions options)
-      : outer_(outer), clock_(std::move(clock)), options_(options) {
+      : outer_(outer),
+        clock_(std::move(clock)),
+        options_(options),
+        confirm_after_append_(!outer.reservations_->ConfirmsOnAppend(*outer.log_)) {
     Require(clock_ != nullptr, "a command processor needs a clock");
     Require(options_.max_attempts >= 1, "max_attempts must be at least 1");
     Require(options_.workers >= 1, "workers must be at least 1");
@@ -123,8 +134,8 @@ class CommandProcessor::Impl {
   CommandResult Process(const AggregateRef& target, const CommandMessage& command,
                         std::string request_id) {
     const AggregateBehavior& type = TypeOf(target);
-    const bool built_in = command.type == DeleteAggregate::kType ||
-                          command.type == RestoreAggregate::kType;
+    const bool built_in =
+        command.type == DeleteAggregate::kType || command.type == RestoreAggregate::kType;
     Require(built_in || type.Handles(command.type),
             "aggregate type " + type.name() + " takes no command of type \"" + command.type + "\"");
     // A request id made here is new: no stream can have it, so its lookup is skipped.
@@ -162,8 +173,14 @@ class CommandProcessor::Impl {
         result.request_id = request_id;
         return result;
       }
-      Stream stream{target,           loaded.version + 1, request_id,     decision->events(),
-                    scope.reserved(), scope.released(),   scope.timers(), clock_->NowMillis(),
+      Stream stream{target,
+                    loaded.version + 1,
+                    request_id,
+                    decision->events(),
+                    scope.reserved(),
+                    scope.released(),
+                    scope.timers(),
+                    clock_->NowMillis(),
                     {}};
       stream.transport = EncodeTransport(stream);
       // An exception from Append leaves the outcome open: the holds stay, to expire or to be
@@ -171,7 +188,7 @@ class CommandProcessor::Impl {
       const AppendResult appended = log.Append(stream);
       switch (appended.kind()) {
         case AppendResult::Kind::kAppended:
-          Confirm(reservations, stream);
+          if (confirm_after_append_) Confirm(reservations, stream);
           return Accepted(stream, appended.position());
         case AppendResult::Kind::kConflict:
           AbandonHolds(reservations, scope);
@@ -226,7 +243,8 @@ class CommandProcessor::Impl {
     return result;
   }
 
-  static CommandResult Duplicate(Position position, Version version, const std::string& request_id) {
+  static CommandResult Duplicate(Position position, Version version,
+                                 const std::string& request_id) {
     CommandResult result;
     result.kind = CommandResult::Kind::kDuplicate;
     result.version = version;
@@ -240,13 +258,14 @@ class CommandProcessor::Impl {
   static void Confirm(ReservationStore& reservations, const Stream& stream) {
     try {
       if (int lost = core::ApplyKeyFacts(reservations, stream); lost > 0) {
-        spdlog::error("{} key(s) reserved by {} at version {} are held by another aggregate",
-                      lost, ToString(stream.ref), stream.version);
+        spdlog::error("{} key(s) reserved by {} at version {} are held by another aggregate", lost,
+                      ToString(stream.ref), stream.version);
       }
     } catch (const std::exception& e) {
-      spdlog::warn("confirming the keys of {} at version {} failed; the reservation "
-                   "subscription will apply them from the log: {}",
-                   ToString(stream.ref), stream.version, e.what());
+      spdlog::warn(
+          "confirming the keys of {} at version {} failed; the reservation "
+          "subscription will apply them from the log: {}",
+          ToString(stream.ref), stream.version, e.what());
     }
   }
 
@@ -274,6 +293,8 @@ class CommandProcessor::Impl {
   CommandProcessor& outer_;
   const std::shared_ptr<const Clock> clock_;
   const CommandProcessorOptions options_;
+  // False when the log's appends confirm the keys themselves (ReservationStore::ConfirmsOnAppend).
+  const bool confirm_after_append_;
   std::map<std::string, std::shared_ptr<const AggregateBehavior>, std::less<>> types_;
   std::array<std::mutex, 1024> stripes_;
   std::mutex queue_mutex_;

@@ -39,14 +39,15 @@ void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << backend
 
 std::vector<RuntimeBackend> Backends() {
   std::vector<RuntimeBackend> backends;
-  backends.push_back({"Memory", [](const testing_support::TempDir&, std::shared_ptr<const Clock> clock) {
-                        return Stores{NewMemoryEventLog(std::string(eshop::kContext), clock),
-                                      NewMemoryReservationStore(clock),
-                                      NewMemoryTimerStore(std::string(eshop::kContext), 4)};
-                      }});
+  backends.push_back(
+      {"Memory", [](const testing_support::TempDir&, std::shared_ptr<const Clock> clock) {
+         return Stores{NewMemoryEventLog(std::string(eshop::kContext), clock),
+                       NewMemoryReservationStore(clock),
+                       NewMemoryTimerStore(std::string(eshop::kContext), 4)};
+       }});
 #ifdef WOW_HAVE_SQLITE
-  backends.push_back({"Sqlite", [](const testing_support::TempDir& dir,
-                                   std::shared_ptr<const Clock> clock) {
+  backends.push_back({"Sqlite",
+                      [](const testing_support::TempDir& dir, std::shared_ptr<const Clock> clock) {
                         auto db = OpenSqliteDatabase(dir.File("runtime.db"));
                         return Stores{NewSqliteEventLog(db, std::string(eshop::kContext), clock),
                                       NewSqliteReservationStore(db, clock),
@@ -75,8 +76,9 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
   }
 
   // A processor over `log` and `reservations` (the test's stores unless a wrapper is given).
-  std::unique_ptr<CommandProcessor> Processor(std::shared_ptr<EventLog> log = nullptr,
-                                              std::shared_ptr<ReservationStore> reservations = nullptr) {
+  std::unique_ptr<CommandProcessor> Processor(
+      std::shared_ptr<EventLog> log = nullptr,
+      std::shared_ptr<ReservationStore> reservations = nullptr) {
     auto processor = std::make_unique<CommandProcessor>(
         log ? log : stores_.log, reservations ? reservations : stores_.reservations, clock_,
         CommandProcessorOptions{.reservation_ttl = kTtl, .max_attempts = 8, .workers = 4});
@@ -102,8 +104,8 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
 
 TEST_P(Runtime, ConcurrentCreatesOfOneNameInManySpellingsCreateExactlyOneBrand) {
   auto processor = Processor();
-  const std::vector<std::string> spellings = {"Contoso", " contoso", "CONTOSO ", "cOnToSo",
-                                              "\tContoso\t", "contoso"};
+  const std::vector<std::string> spellings = {"Contoso", " contoso",    "CONTOSO ",
+                                              "cOnToSo", "\tContoso\t", "contoso"};
   constexpr int kThreads = 32;
   std::barrier start(kThreads);
   std::atomic<int> accepted{0};
@@ -163,10 +165,35 @@ class StopsBeforeConfirming : public ReservationStoreWrapper {
   }
 };
 
+// Counts the confirmations the processor asks for.
+class CountsConfirms : public ReservationStoreWrapper {
+ public:
+  using ReservationStoreWrapper::ReservationStoreWrapper;
+  bool Confirm(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
+               Version version) override {
+    ++confirms;
+    return ReservationStoreWrapper::Confirm(scope, key, owner, version);
+  }
+  std::atomic<int> confirms{0};
+};
+
+TEST_P(Runtime, TheProcessorConfirmsAfterTheAppendOnlyWhenTheAppendDidNot) {
+  auto counting = std::make_shared<CountsConfirms>(stores_.reservations);
+  ASSERT_EQ(Processor(nullptr, counting)
+                ->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}))
+                .kind,
+            CommandResult::Kind::kAccepted);
+  EXPECT_EQ(counting->confirms.load(), GetParam().append_confirms_keys ? 0 : 1);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+  EXPECT_EQ(Key("contoso")->version, 1);
+}
+
 TEST_P(Runtime, AProcessStoppedBetweenAppendAndConfirmLosesNoKey) {
   auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
   const CommandResult created =
-      Processor(nullptr, crashing)->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
+      Processor(nullptr, crashing)
+          ->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
   ASSERT_EQ(created.kind, CommandResult::Kind::kAccepted);
   ASSERT_TRUE(Key("contoso"));
   if (GetParam().append_confirms_keys) {
@@ -303,8 +330,8 @@ TEST_P(Runtime, ConcurrentCommandsOfOneAggregateRunOneAtATime) {
             CommandResult::Kind::kAccepted);
   std::vector<std::future<CommandResult>> results;
   for (int i = 1; i <= 40; ++i) {
-    results.push_back(processor->Submit(Brand("b1"),
-                                        CommandMessage::Of(RenameBrand{"Name " + std::to_string(i)})));
+    results.push_back(processor->Submit(
+        Brand("b1"), CommandMessage::Of(RenameBrand{"Name " + std::to_string(i)})));
   }
   for (auto& result : results) EXPECT_EQ(result.get().kind, CommandResult::Kind::kAccepted);
   EXPECT_EQ(log->conflicts.load(), 0) << "serialised per aggregate, no decision raced another";

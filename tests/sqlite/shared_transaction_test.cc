@@ -7,6 +7,7 @@
 #include "store/sqlite/database.h"
 #include "support/temp_dir.h"
 #include "wow/sqlite.h"
+#include "wow/store_wrappers.h"
 
 namespace wow::sqlite_test {
 namespace {
@@ -34,7 +35,7 @@ class SqliteSharedTransactionTest : public ::testing::Test {
   testing_support::TempDir dir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
   std::shared_ptr<SqliteDatabase> db_ = OpenSqliteDatabase(dir_.File("wow.db"));
-  std::unique_ptr<EventLog> log_ = NewSqliteEventLog(db_, kContext, clock_);
+  std::shared_ptr<EventLog> log_ = NewSqliteEventLog(db_, kContext, clock_);
   std::unique_ptr<ReservationStore> reservations_ = NewSqliteReservationStore(db_, clock_);
 };
 
@@ -109,6 +110,15 @@ TEST_F(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
   EXPECT_EQ(Stats().synced, start.synced + 1) << "an append must be on disk when it returns";
   ASSERT_TRUE(reservations_->Confirm(Names(), "imported", Ref("b9"), kUnversioned));
   EXPECT_EQ(Stats().synced, start.synced + 2) << "an import has no stream to rebuild it from";
+}
+
+TEST_F(SqliteSharedTransactionTest, TheStoreConfirmsOnTheAppendsOfALogOnItsOwnFileOnly) {
+  EXPECT_TRUE(reservations_->ConfirmsOnAppend(*log_));
+  EXPECT_TRUE(reservations_->ConfirmsOnAppend(EventLogWrapper(log_))) << "wrappers pass appends on";
+  auto other_db = OpenSqliteDatabase(dir_.File("other.db"));
+  EXPECT_FALSE(reservations_->ConfirmsOnAppend(*NewSqliteEventLog(other_db, kContext, clock_)));
+  EXPECT_FALSE(reservations_->ConfirmsOnAppend(*NewMemoryEventLog(kContext, clock_)));
+  EXPECT_FALSE(NewMemoryReservationStore(clock_)->ConfirmsOnAppend(*log_));
 }
 
 TEST(SqliteWriteSync, UnderSynchronousNormalNothingWaitsForTheDisk) {

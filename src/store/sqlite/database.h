@@ -92,6 +92,14 @@ struct RegisteredTable {
 
 }  // namespace sqlite
 
+// Implemented by the stores built on a SqliteDatabase, so that one store can tell whether another
+// keeps its data in the same file.
+class SqliteBacked {
+ public:
+  virtual ~SqliteBacked() = default;
+  virtual const SqliteDatabase& database() const = 0;
+};
+
 class SqliteDatabase {
  public:
   // Use OpenSqliteDatabase.

@@ -56,7 +56,7 @@ struct Encoded {
   std::int64_t bytes = 0;  // about the row's size
 };
 
-class SqliteEventLog final : public EventLog {
+class SqliteEventLog final : public EventLog, public SqliteBacked {
  public:
   SqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
                  std::shared_ptr<const Clock> clock)
@@ -67,6 +67,7 @@ class SqliteEventLog final : public EventLog {
   }
 
   const std::string& context() const override { return context_; }
+  const SqliteDatabase& database() const override { return *db_; }
 
   void Create(int partitions) override {
     Require(partitions >= 1 && partitions <= sqlite::kMaxPartitions,
