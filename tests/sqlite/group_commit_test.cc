@@ -93,7 +93,8 @@ TEST_F(SqliteGroupCommitTest, ConcurrentAppendsOfEightThreadsAllSucceedAtDistinc
 
 // While a leader commits, three appends and a failing work queue behind it: they commit in one
 // transaction, each with its own outcome; the failing work's writes are undone alone.
-TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindTheLeaderCommitTogetherAndAFailureFailsAlone) {
+TEST_F(SqliteGroupCommitTest,
+       ConcurrentWritesQueuedBehindTheLeaderCommitTogetherAndAFailureFailsAlone) {
   auto db = OpenSqliteDatabase(path_);
   auto log = NewSqliteEventLog(db, kContext, clock_);
   log->Create(kPartitions);
@@ -180,6 +181,43 @@ TEST_F(SqliteGroupCommitTest, ConcurrentAppendsBatchAtMostMaxGroupCommitStreams)
   for (const AppendResult& result : results) EXPECT_TRUE(result.appended());
   const auto after = db->write_stats();
   EXPECT_EQ(after.transactions - before.transactions, 3u) << "the leader's, then 2 + 2";
+}
+
+// A leader whose queue filled while it committed commits the next batches too (a few at most),
+// rather than waking another thread for each.
+TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindALeaderAreCommittedByItForAFewBatches) {
+  SqliteOptions options;
+  options.max_group_commit = 1;  // one work a batch
+  auto db = OpenSqliteDatabase(path_, options);
+  std::latch leader_running(1);
+  std::latch release_leader(1);
+  std::thread::id leader_thread;
+  std::jthread leader([&] {
+    leader_thread = std::this_thread::get_id();
+    db->Write([&](sqlite::Connection&) {
+      leader_running.count_down();
+      release_leader.wait();
+    });
+  });
+  leader_running.wait();
+  const auto before = db->write_stats();
+  constexpr int kQueued = 8;
+  std::vector<std::thread::id> ran_on(kQueued);
+  std::vector<std::jthread> writers;
+  for (int i = 0; i < kQueued; ++i) {
+    writers.emplace_back([&, i] {
+      db->Write([&](sqlite::Connection&) { ran_on[i] = std::this_thread::get_id(); });
+    });
+    AwaitQueued(*db, static_cast<size_t>(i) + 2);
+  }
+  release_leader.count_down();
+  leader.join();
+  writers.clear();
+  EXPECT_EQ(db->write_stats().transactions - before.transactions, kQueued + 1u);
+  int on_leader = 0;
+  for (const std::thread::id& id : ran_on) on_leader += id == leader_thread ? 1 : 0;
+  EXPECT_GE(on_leader, 1) << "the leader handed the writer on after its own batch";
+  EXPECT_LT(on_leader, kQueued) << "the leader never handed the writer on";
 }
 
 TEST_F(SqliteGroupCommitTest, AppendAllIsOneTransactionWhateverItsSize) {

@@ -269,6 +269,9 @@ void SqliteDatabase::CheckAndInitialize() {
 
 // ---- writes ----------------------------------------------------------------------------------
 
+// How many batches one leader commits before it hands the writer on.
+constexpr int kLeaderRounds = 4;
+
 void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int weight,
                            sqlite::WriteSync sync) {
   WriteRequest request;
@@ -277,9 +280,14 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
   request.sync = sync;
   std::unique_lock lock(write_mutex_);
   write_queue_.push_back(&request);
-  request.ready.wait(lock, [&] { return request.done || write_queue_.front() == &request; });
-  if (!request.done) {
-    // The leader: commit the queue's front, up to max_group_commit appends, in one transaction.
+  request.ready.wait(
+      lock, [&] { return request.done || (!leading_ && write_queue_.front() == &request); });
+  // The leader commits the queue's front, up to max_group_commit appends, in one transaction,
+  // then the next front, while works keep arriving (at most kLeaderRounds batches): handing the
+  // writer to another thread costs a wake-up on the critical path.
+  const bool leader = !request.done;  // woken at the queue's front, with no leader running
+  leading_ = leader || leading_;
+  for (int round = 0; leader && round < kLeaderRounds && !write_queue_.empty(); ++round) {
     std::vector<WriteRequest*> batch;
     int total = 0;
     for (WriteRequest* queued : write_queue_) {
@@ -306,6 +314,9 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
       finished->done = true;
       if (finished != &request) finished->ready.notify_one();
     }
+  }
+  if (leader) {
+    leading_ = false;
     if (!write_queue_.empty()) write_queue_.front()->ready.notify_one();
   }
   lock.unlock();

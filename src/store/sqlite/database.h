@@ -4,9 +4,11 @@
 // leader, opens one BEGIN IMMEDIATE transaction on the single writer connection, runs the queued
 // works of every waiting thread (up to max_group_commit appends), each inside its own savepoint
 // when there are several, commits once, and wakes the others with their own outcomes
-// (after LevelDB's write queue). A work that throws alone fails alone: its savepoint is undone and
-// its thread gets its exception; a failure that ends the transaction (busy, full, I/O, corrupt)
-// fails every work of the batch, none of which then wrote anything.
+// (after LevelDB's write queue). A leader whose queue filled meanwhile commits the next batch too,
+// up to a few batches, before it hands the writer to the thread at the front: a hand-off costs a
+// wake-up on the writer's critical path. A work that throws alone fails alone: its savepoint is
+// undone and its thread gets its exception; a failure that ends the transaction (busy, full, I/O,
+// corrupt) fails every work of the batch, none of which then wrote anything.
 //
 // Reads go through Read, on a pool of reader connections (WAL: readers never wait for the writer).
 //
@@ -188,6 +190,7 @@ class SqliteDatabase {
   // The write queue; its front runs the batch on writer_, which only the leader touches.
   mutable std::mutex write_mutex_;
   std::deque<WriteRequest*> write_queue_;
+  bool leading_ = false;  // a leader is running batches; guarded by write_mutex_
   std::unique_ptr<sqlite::Connection> writer_;
   bool writer_lazy_ = false;  // writer_ commits with synchronous=NORMAL now; only the leader
   WriteStats write_stats_;    // guarded by write_mutex_
