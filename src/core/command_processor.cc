@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/background_thread.h"
 #include "core/key_facts.h"
 #include "wow/stream_json.h"
 
@@ -85,7 +86,7 @@ class CommandProcessor::Impl {
     Require(options_.workers >= 1, "workers must be at least 1");
     Require(options_.reservation_ttl.count() > 0, "reservation_ttl must be positive");
     for (int i = 0; i < options_.workers; ++i) {
-      workers_.emplace_back([this](std::stop_token stop) { Work(stop); });
+      workers_.push_back(core::StartBackgroundThread([this](std::stop_token stop) { Work(stop); }));
     }
   }
 

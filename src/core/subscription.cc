@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "core/background_thread.h"
 #include "core/key_facts.h"
 #include "wow/error.h"
 
@@ -107,7 +108,8 @@ SubscriptionRunner::~SubscriptionRunner() { Stop(); }
 void SubscriptionRunner::Start() {
   Require(threads_.empty(), "the subscription runner is started already");
   for (int p = 0; p < log_->partitions(); ++p) {
-    threads_.emplace_back([this, p](std::stop_token stop) { Run(p, stop); });
+    threads_.push_back(
+        core::StartBackgroundThread([this, p](std::stop_token stop) { Run(p, stop); }));
   }
 }
 

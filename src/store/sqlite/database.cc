@@ -1,9 +1,17 @@
 #include "store/sqlite/database.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 #include <utility>
+
+#include "core/background_thread.h"
 
 namespace wow {
 namespace sqlite {
@@ -153,7 +161,9 @@ using sqlite::Connection;
 using sqlite::Query;
 
 SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& options)
-    : path_(path), options_(options) {
+    : path_(path),
+      options_(options),
+      syncer_syncs_(options.synchronous == SqliteOptions::Synchronous::kFull) {
   Require(!path_.empty(), "SQLite database path is empty");
   Require(options_.busy_timeout.count() >= 0,
           "SqliteOptions::busy_timeout must not be negative, got " +
@@ -168,7 +178,7 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
   for (;;) {
     try {
       CheckAndInitialize();
-      return;
+      break;
     } catch (const sqlite::SqliteFailure& failure) {
       if (failure.primary_code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
         throw;
@@ -176,9 +186,28 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  // The writer commits without syncing when the syncer syncs, and never checkpoints: its wal hook
+  // (which replaces SQLite's automatic checkpoint) asks the checkpointer instead.
+  if (syncer_syncs_) writer_->Execute("PRAGMA synchronous = NORMAL");
+  sqlite3_wal_hook(writer_->handle(), &SqliteDatabase::OnWalCommit, this);
+  if (syncer_syncs_) syncer_ = core::StartBackgroundThread([this] { RunSyncer(); });
+  checkpointer_ = core::StartBackgroundThread([this] { RunCheckpointer(); });
 }
 
-SqliteDatabase::~SqliteDatabase() = default;
+SqliteDatabase::~SqliteDatabase() {
+  {
+    std::lock_guard lock(write_mutex_);
+    stopping_ = true;
+  }
+  sync_wanted_.notify_all();
+  checkpoint_changed_.notify_all();
+  syncer_ = {};  // joins
+  checkpointer_ = {};
+}
+
+SqliteDatabase::WalFile::~WalFile() {
+  if (fd >= 0) ::close(fd);
+}
 
 sqlite::ConnectionOptions SqliteDatabase::ConnectionOptionsFor(bool reader) const {
   sqlite::ConnectionOptions connection;
@@ -278,16 +307,29 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
   request.work = &work;
   request.weight = std::max(weight, 1);
   request.sync = sync;
+  bool lead = false;
+  {
+    std::lock_guard lock(write_mutex_);
+    if (sync_failure_) std::rethrow_exception(sync_failure_);
+    write_queue_.push_back(&request);
+    lead = !leading_;
+    leading_ = true;
+  }
+  // Woken as the leader (not done), or done by the leader or the syncer. The leader's own work is
+  // in its first batch.
+  if (!lead) request.wake.Wait();
+  if (!request.done && !Lead(request)) request.wake.Wait();
+  if (request.error) std::rethrow_exception(request.error);
+}
+
+bool SqliteDatabase::Lead(WriteRequest& own) {
+  std::vector<WriteRequest*> woken;  // posted once the lock is released
+  bool own_to_syncer = false;  // then the syncer posts it: own is gone once it did
   std::unique_lock lock(write_mutex_);
-  write_queue_.push_back(&request);
-  request.ready.wait(
-      lock, [&] { return request.done || (!leading_ && write_queue_.front() == &request); });
   // The leader commits the queue's front, up to max_group_commit appends, in one transaction,
   // then the next front, while works keep arriving (at most kLeaderRounds batches): handing the
   // writer to another thread costs a wake-up on the critical path.
-  const bool leader = !request.done;  // woken at the queue's front, with no leader running
-  leading_ = leader || leading_;
-  for (int round = 0; leader && round < kLeaderRounds && !write_queue_.empty(); ++round) {
+  for (int round = 0; round < kLeaderRounds && !write_queue_.empty(); ++round) {
     std::vector<WriteRequest*> batch;
     int total = 0;
     for (WriteRequest* queued : write_queue_) {
@@ -295,32 +337,53 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
       batch.push_back(queued);
       total += queued->weight;
     }
-    // Lazy only when every work is, and only FULL has anything to relax.
-    const bool lazy = options_.synchronous != SqliteOptions::Synchronous::kFull ||
-                      std::all_of(batch.begin(), batch.end(), [](const WriteRequest* queued) {
-                        return queued->sync == sqlite::WriteSync::kLazy;
-                      });
+    const std::exception_ptr refused = sync_failure_;
     lock.unlock();
-    const bool committed = RunBatch(batch, lazy);
-    lock.lock();
-    if (committed) {
-      ++write_stats_.transactions;
-      write_stats_.works += batch.size();
-      if (!lazy) ++write_stats_.synced;
+    bool committed = false;
+    if (refused) {
+      for (WriteRequest* request : batch) request->error = refused;
+    } else {
+      committed = RunBatch(batch);
     }
+    lock.lock();
+    bool durable = false;
     for (size_t i = 0; i < batch.size(); ++i) {
       WriteRequest* finished = write_queue_.front();
       write_queue_.pop_front();
+      if (committed && syncer_syncs_ && finished->sync == sqlite::WriteSync::kDurable &&
+          !finished->error) {
+        unsynced_.push_back(finished);  // the syncer wakes it
+        durable = true;
+        own_to_syncer = own_to_syncer || finished == &own;
+        continue;
+      }
       finished->done = true;
-      if (finished != &request) finished->ready.notify_one();
+      if (finished != &own) woken.push_back(finished);
+    }
+    if (committed) {
+      ++write_stats_.transactions;
+      write_stats_.works += batch.size();
+      if (durable) ++unsynced_transactions_;
+    }
+    if (durable) sync_wanted_.notify_one();
+    // A checkpoint for every kCheckpointPages the log grew by since the last was asked for.
+    const int pages = wal_pages_.load(std::memory_order_relaxed);
+    if (pages < checkpoint_asked_at_) checkpoint_asked_at_ = 0;  // the log restarted
+    if (pages >= checkpoint_asked_at_ + sqlite::kCheckpointPages && !checkpoint_wanted_) {
+      checkpoint_asked_at_ = pages;
+      checkpoint_wanted_ = true;
+      checkpoint_changed_.notify_one();
     }
   }
-  if (leader) {
+  // The queue's front leads next (leading_ stays set for it); else no one leads.
+  if (write_queue_.empty()) {
     leading_ = false;
-    if (!write_queue_.empty()) write_queue_.front()->ready.notify_one();
+  } else {
+    woken.push_back(write_queue_.front());
   }
   lock.unlock();
-  if (request.error) std::rethrow_exception(request.error);
+  for (WriteRequest* request : woken) request->wake.Post();
+  return !own_to_syncer;
 }
 
 namespace {
@@ -340,14 +403,9 @@ bool EndsTransaction(const sqlite::SqliteFailure& failure) {
 
 }  // namespace
 
-bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch, bool lazy) {
+bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
   Connection& w = *writer_;
   try {
-    if (options_.synchronous == SqliteOptions::Synchronous::kFull && lazy != writer_lazy_) {
-      // In WAL mode NORMAL skips the commit's fsync; the next FULL commit syncs the file whole.
-      Query(w, lazy ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = FULL").Run();
-      writer_lazy_ = lazy;
-    }
     sqlite::Transaction tx(w, sqlite::Transaction::Kind::kWrite);
     if (batch.size() == 1) {
       (*batch.front()->work)(w);
@@ -379,6 +437,105 @@ bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch, bool lazy
   return false;
 }
 
+// ---- the syncer and the checkpointer -------------------------------------------------------
+
+void SqliteDatabase::RunSyncer() {
+  std::unique_lock lock(write_mutex_);
+  for (;;) {
+    sync_wanted_.wait(lock, [&] { return stopping_ || (!unsynced_.empty() && !syncs_held_); });
+    if (unsynced_.empty()) return;  // stopping, and every write acknowledged
+    // Every batch committed so far shares this sync.
+    std::vector<WriteRequest*> synced;
+    synced.swap(unsynced_);
+    const std::uint64_t transactions = std::exchange(unsynced_transactions_, 0);
+    const bool fail = std::exchange(fail_next_sync_, false);
+    std::exception_ptr failure = sync_failure_;  // after a failure, no later sync vouches
+    lock.unlock();
+    if (!failure) {
+      try {
+        SyncWal(fail);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    lock.lock();
+    if (failure) {
+      sync_failure_ = failure;
+    } else {
+      write_stats_.synced += transactions;
+      ++write_stats_.syncs;
+    }
+    for (WriteRequest* request : synced) {
+      if (failure) request->error = failure;
+      request->done = true;
+    }
+    lock.unlock();
+    for (WriteRequest* request : synced) request->wake.Post();
+    lock.lock();
+  }
+}
+
+void SqliteDatabase::SyncWal(bool simulate_failure) {
+  auto fail = [&](const std::string& what) {
+    throw Error(ErrorCode::kUnavailable,
+                "SQLite database \"" + path_ + "\": " + what + " failed: " +
+                    std::strerror(errno) +
+                    "; the last writes may not be on disk, and this database refuses writes from "
+                    "now on: check the disk and the system log, then open the database again");
+  };
+  if (wal_file_.fd < 0) {
+    // The writer has committed, so the log exists; it stays the same file while this process
+    // has the database open (SQLite removes it only when the last connection closes).
+    const std::filesystem::path wal =
+        sqlite3_filename_wal(sqlite3_db_filename(writer_->handle(), "main"));
+    wal_file_.fd = ::open(wal.c_str(), O_RDONLY | O_CLOEXEC);
+    if (wal_file_.fd < 0) fail("opening the write-ahead log " + wal.string() + " to sync it");
+    // The log may be new: its directory entry must be on disk too.
+    const std::string directory = wal.parent_path().empty() ? "." : wal.parent_path().string();
+    const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) fail("opening the directory " + directory + " to sync it");
+    const int synced = ::fsync(dir);
+    const int saved = errno;
+    ::close(dir);
+    errno = saved;
+    if (synced != 0) fail("syncing the directory " + directory);
+  }
+  int rc;
+  do {
+    rc = simulate_failure ? (errno = EIO, -1) : ::fdatasync(wal_file_.fd);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) fail("syncing the write-ahead log");
+}
+
+void SqliteDatabase::RunCheckpointer() {
+  std::unique_ptr<Connection> connection;
+  std::unique_lock lock(write_mutex_);
+  for (;;) {
+    checkpoint_changed_.wait(lock, [&] { return stopping_ || checkpoint_wanted_; });
+    if (stopping_) return;
+    lock.unlock();
+    bool ran = false;
+    try {
+      if (!connection) connection = std::make_unique<Connection>(ConnectionOptionsFor(false));
+      // PASSIVE: copies what no reader still needs, without waiting for anyone. A checkpoint that
+      // fails (busy, I/O) leaves the log longer; the next commit over the limit asks again, as
+      // SQLite's automatic checkpoint would.
+      ran = sqlite3_wal_checkpoint_v2(connection->handle(), "main", SQLITE_CHECKPOINT_PASSIVE,
+                                      nullptr, nullptr) == SQLITE_OK;
+    } catch (const Error&) {
+      connection.reset();
+    }
+    lock.lock();
+    checkpoint_wanted_ = false;
+    if (ran) ++write_stats_.checkpoints;
+  }
+}
+
+int SqliteDatabase::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
+  static_cast<SqliteDatabase*>(self)->wal_pages_.store(pages, std::memory_order_relaxed);
+  return SQLITE_OK;
+}
+
 SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
   std::lock_guard lock(write_mutex_);
   return write_stats_;
@@ -387,6 +544,19 @@ SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
 size_t SqliteDatabase::queued_writes() const {
   std::lock_guard lock(write_mutex_);
   return write_queue_.size();
+}
+
+void SqliteDatabase::HoldSyncsForTesting(bool hold) {
+  {
+    std::lock_guard lock(write_mutex_);
+    syncs_held_ = hold;
+  }
+  sync_wanted_.notify_all();
+}
+
+void SqliteDatabase::FailNextSyncForTesting() {
+  std::lock_guard lock(write_mutex_);
+  fail_next_sync_ = true;
 }
 
 // ---- reads -----------------------------------------------------------------------------------

@@ -10,7 +10,22 @@
 // undone and its thread gets its exception; a failure that ends the transaction (busy, full, I/O,
 // corrupt) fails every work of the batch, none of which then wrote anything.
 //
+// Syncing is off the writer's path. Under synchronous=FULL the writer commits without waiting for
+// the disk (synchronous=NORMAL) and passes the batch's durable works to the syncer thread, which
+// syncs the write-ahead log once for every batch committed meanwhile (fdatasync) and only then
+// wakes their threads; the writer meanwhile runs the next batch. A work is thus acknowledged only
+// once on disk, as under FULL, while the disk's sync overlaps the next batch. Lazy works are
+// acknowledged at their commit. A sync that fails leaves the batches' outcome unknown; the
+// database then refuses every later write (after a failed fsync the kernel may have dropped the
+// unsynced pages, so no later sync could vouch for them).
+//
+// Checkpoints are off the writer's path too: the writer never checkpoints; when a commit leaves
+// the write-ahead log over kCheckpointPages, the checkpointer thread copies it into the database
+// file (a PASSIVE checkpoint, which neither waits for nor blocks the writer and readers).
+//
 // Reads go through Read, on a pool of reader connections (WAL: readers never wait for the writer).
+// A reader may see a commit shortly before it is synced: a power loss in that window loses it with
+// every later commit (the log hides its unsynced entries from tails: see SqliteEventLog).
 //
 // The file's tables: wow_format (the format record), wow_tables (the registry of the aggregate
 // tables), wow_contexts (each context's partition count), wow_partitions (per partition: the last
@@ -19,6 +34,9 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <semaphore.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,6 +47,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/common/commit_signal.h"
@@ -72,13 +91,17 @@ enum class TableKind { kLog, kReservation, kTimer };
 
 // How far a write's commit must reach before Write returns, when SqliteOptions::synchronous is
 // kFull (under kNormal and kOff every commit is as the option says).
-//   kDurable  on disk (synchronous=FULL): the appends, and what nothing else could rebuild.
-//   kLazy     in the WAL file, synced by the next durable commit or checkpoint (synchronous=
-//             NORMAL): survives a crash of the process, and a power loss may lose it only with
-//             every later commit. For what the log rebuilds (confirmed keys, timers, checkpoints)
-//             and what expires anyway (pending keys, leases).
-// A batch of the group commit is durable when one of its works is.
+//   kDurable  on disk: the syncer synced the write-ahead log after the commit. For the appends,
+//             and what nothing else could rebuild.
+//   kLazy     in the write-ahead log, synced by the next sync or checkpoint: survives a crash of
+//             the process, and a power loss may lose it only with every later commit. For what
+//             the log rebuilds (confirmed keys, timers, checkpoints) and what expires anyway
+//             (pending keys, leases).
 enum class WriteSync { kDurable, kLazy };
+
+// The write-ahead log's size, in pages, past which a commit asks the checkpointer to copy it into
+// the database file (SQLite's own automatic checkpoint would run at 1000, on the writer's path).
+inline constexpr int kCheckpointPages = 1000;
 
 // "log", "reservation", "timer".
 std::string_view KindName(TableKind kind);
@@ -117,7 +140,8 @@ class SqliteDatabase {
   // other threads (see the file comment), and returns once the transaction committed. `weight`
   // counts toward max_group_commit (the streams of an append). `sync` says whether the commit must
   // be on disk when Write returns (see WriteSync). Rethrows what `work` threw, or the failure of
-  // the transaction; then nothing `work` wrote is kept.
+  // the transaction; then nothing `work` wrote is kept. Throws Error(kUnavailable) when the sync
+  // after the commit failed (then the outcome is unknown), and for every Write after that.
   void Write(const std::function<void(sqlite::Connection&)>& work, int weight = 1,
              sqlite::WriteSync sync = sqlite::WriteSync::kDurable);
 
@@ -148,25 +172,55 @@ class SqliteDatabase {
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
 
   // How many write transactions this database committed, the works (Write calls) they held
-  // (works / transactions is the group commit's batch size), and how many of the transactions
-  // were synced to disk before Write returned (synchronous=FULL). For tests and benchmarks.
+  // (works / transactions is the group commit's batch size), how many of the transactions were
+  // synced to disk before their works were acknowledged (synchronous=FULL), the syncs that did it
+  // (synced / syncs transactions share a sync), and the checkpoints run. For tests and
+  // benchmarks.
   struct WriteStats {
     std::uint64_t transactions = 0;
     std::uint64_t works = 0;
     std::uint64_t synced = 0;
+    std::uint64_t syncs = 0;
+    std::uint64_t checkpoints = 0;
   };
   WriteStats write_stats() const;
   // How many Write calls are queued or running now. For tests.
   size_t queued_writes() const;
 
+  // For tests of the syncer (synchronous=FULL): while held, it syncs nothing, so durable works
+  // stay committed and unacknowledged; FailNextSyncForTesting makes its next sync fail as an
+  // fdatasync that returned EIO would.
+  void HoldSyncsForTesting(bool hold);
+  void FailNextSyncForTesting();
+
  private:
+  // A POSIX semaphore: unlike a condition variable, it may be posted after the mutex that
+  // guards the state is released, and destroyed as soon as the waiter returns (POSIX allows it).
+  class Wakeup {
+   public:
+    Wakeup() { sem_init(&semaphore_, 0, 0); }
+    ~Wakeup() { sem_destroy(&semaphore_); }
+    Wakeup(const Wakeup&) = delete;
+    Wakeup& operator=(const Wakeup&) = delete;
+    void Post() { sem_post(&semaphore_); }
+    void Wait() {
+      while (sem_wait(&semaphore_) != 0) {  // only EINTR: a signal handler ran
+      }
+    }
+
+   private:
+    sem_t semaphore_;
+  };
+
+  // One Write call. Its thread sleeps on `wake` until it is the leader or its work is done; the
+  // fields are written under write_mutex_ before `wake` is posted, which hands them over.
   struct WriteRequest {
     const std::function<void(sqlite::Connection&)>* work = nullptr;
     int weight = 1;
     sqlite::WriteSync sync = sqlite::WriteSync::kDurable;
     bool done = false;
     std::exception_ptr error;
-    std::condition_variable ready;
+    Wakeup wake;
   };
 
   struct ReaderLease {
@@ -180,9 +234,22 @@ class SqliteDatabase {
 
   sqlite::ConnectionOptions ConnectionOptionsFor(bool reader) const;
   void CheckAndInitialize();
-  // Runs the batch in one transaction, synced to disk unless `lazy`; true when it committed.
-  // Sets each request's error.
-  bool RunBatch(const std::vector<WriteRequest*>& batch, bool lazy);
+  // Leads the group commit as `own`'s thread: commits the queue's batches (`own` in the first),
+  // then hands the writer to the queue's front. True when `own` is done; false when it waits for
+  // the syncer, which posts its wake.
+  bool Lead(WriteRequest& own);
+  // Runs the batch in one transaction; true when it committed. Sets each request's error.
+  bool RunBatch(const std::vector<WriteRequest*>& batch);
+  // The syncer thread (synchronous=FULL): syncs the write-ahead log for the committed durable
+  // works, then wakes them.
+  void RunSyncer();
+  // Makes everything written to the write-ahead log so far durable; throws Error when it cannot
+  // (or, for tests, when `simulate_failure`).
+  void SyncWal(bool simulate_failure);
+  // The checkpointer thread: a PASSIVE checkpoint whenever a commit asks for one.
+  void RunCheckpointer();
+  // sqlite3_wal_hook's callback on the writer: records the log's size, in pages.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
 
   const std::string path_;
   const SqliteOptions options_;
@@ -192,8 +259,28 @@ class SqliteDatabase {
   std::deque<WriteRequest*> write_queue_;
   bool leading_ = false;  // a leader is running batches; guarded by write_mutex_
   std::unique_ptr<sqlite::Connection> writer_;
-  bool writer_lazy_ = false;  // writer_ commits with synchronous=NORMAL now; only the leader
-  WriteStats write_stats_;    // guarded by write_mutex_
+  const bool syncer_syncs_;  // synchronous=FULL: the writer commits NORMAL, the syncer syncs
+  WriteStats write_stats_;   // guarded by write_mutex_
+
+  // The syncer's and the checkpointer's state, guarded by write_mutex_.
+  std::vector<WriteRequest*> unsynced_;     // committed durable works, in commit order
+  std::uint64_t unsynced_transactions_ = 0;  // the transactions that hold them
+  std::exception_ptr sync_failure_;         // set once a sync failed; every later Write fails
+  bool syncs_held_ = false;
+  bool fail_next_sync_ = false;
+  bool checkpoint_wanted_ = false;
+  int checkpoint_asked_at_ = 0;  // the log's size, in pages, when a checkpoint was last asked for
+  bool stopping_ = false;
+  std::condition_variable sync_wanted_;
+  std::condition_variable checkpoint_changed_;
+  std::atomic<int> wal_pages_{0};  // the write-ahead log's size after the writer's last commit
+  // The write-ahead log's file descriptor, opened by the syncer on its first sync; only it uses it.
+  struct WalFile {
+    int fd = -1;
+    ~WalFile();
+  } wal_file_;
+  std::jthread syncer_;
+  std::jthread checkpointer_;
 
   std::mutex readers_mutex_;
   std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;

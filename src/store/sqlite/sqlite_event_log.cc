@@ -4,6 +4,10 @@
 // a tail never meets a missing sequence: no placeholders are ever needed. The same transaction
 // applies the stream's key facts to the file's reservation tables (confirm each reserved key,
 // release each released one, at the stream's version).
+//
+// A commit is visible before the syncer has it on disk (database.h). Until its Append returns, an
+// entry this log appended is "unsynced": ReadAfter, and so every tail of this process, stops
+// before it, so that a subscriber never handles an entry a power loss could take back.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -158,6 +162,7 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
       }
     }
     std::vector<AppendResult> results;
+    UnsyncedEntries unsynced(*this);
     db_->Write(
         [&](Connection& w) {
           results.clear();
@@ -169,10 +174,15 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
               results.push_back(AppendLocked(w, streams[i], encoded[i], partitions,
                                              failed.contains(streams[i].ref)));
             }
-            if (!results.back().appended()) failed.insert(streams[i].ref);
+            if (results.back().appended()) {
+              unsynced.Add(results.back().position());
+            } else {
+              failed.insert(streams[i].ref);
+            }
           }
         },
         static_cast<int>(streams.size()));
+    unsynced.Clear();  // on disk now: before the tails are woken
     std::set<int> committed;
     for (const AppendResult& result : results) {
       if (result.appended()) committed.insert(result.position().partition);
@@ -300,9 +310,12 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
         std::sort(entries.begin(), entries.end(),
                   [](const Entry& a, const Entry& b) { return a.position < b.position; });
       }
+      // Read after the snapshot: an entry it holds is unsynced still, or was synced.
+      const Sequence synced = LastSyncedBefore(partition, last);
       Sequence expected = after + 1;
       size_t run = 0;
-      while (run < entries.size() && entries[run].position.sequence == expected) {
+      while (run < entries.size() && entries[run].position.sequence == expected &&
+             expected <= synced) {
         ++run;
         ++expected;
       }
@@ -420,6 +433,42 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
   }
 
  private:
+  // The positions one AppendAll appended, unsynced until it returns (or throws).
+  class UnsyncedEntries {
+   public:
+    explicit UnsyncedEntries(SqliteEventLog& log) : log_(log) {}
+    ~UnsyncedEntries() { Clear(); }
+    UnsyncedEntries(const UnsyncedEntries&) = delete;
+    UnsyncedEntries& operator=(const UnsyncedEntries&) = delete;
+
+    void Add(Position position) {
+      const std::int64_t key = sqlite::PositionKey(position.partition, position.sequence);
+      std::lock_guard lock(log_.unsynced_mutex_);
+      log_.unsynced_.insert(key);
+      keys_.push_back(key);
+    }
+
+    // The entries are synced, or were never committed.
+    void Clear() {
+      if (keys_.empty()) return;
+      std::lock_guard lock(log_.unsynced_mutex_);
+      for (std::int64_t key : keys_) log_.unsynced_.erase(log_.unsynced_.find(key));
+      keys_.clear();
+    }
+
+   private:
+    SqliteEventLog& log_;
+    std::vector<std::int64_t> keys_;
+  };
+
+  // `last`, or the sequence before `partition`'s first unsynced entry when that is not after it.
+  Sequence LastSyncedBefore(int partition, Sequence last) {
+    std::lock_guard lock(unsynced_mutex_);
+    const auto first = unsynced_.lower_bound(sqlite::PositionKey(partition, 1));
+    if (first == unsynced_.end() || *first > sqlite::PositionKey(partition, last)) return last;
+    return sqlite::KeyPosition(*first).sequence - 1;
+  }
+
   // The outcome of appending `stream` in the open write transaction: a duplicate request first,
   // then a version other than the next (or `blocked`: an earlier stream of its aggregate in the
   // group failed), else the stream at its partition's next sequence.
@@ -530,6 +579,8 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
   std::mutex create_mutex_;
   std::atomic<int> partitions_{0};  // 0 until Create; signal_ is set before it
   std::shared_ptr<store::CommitSignal> signal_;
+  std::mutex unsynced_mutex_;
+  std::multiset<std::int64_t> unsynced_;  // the position keys of the unsynced entries
 };
 
 }  // namespace

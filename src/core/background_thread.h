@@ -1,0 +1,32 @@
+// StartBackgroundThread: starts one of the library's own threads (command workers, subscription
+// tails, the SQLite syncer and checkpointer) with every signal blocked, so that a signal sent to
+// the process (SIGINT, SIGTERM) reaches the application's threads, which may be waiting for it
+// with sigwait, and never kills the process through a thread the application does not know of.
+//
+// Thread-safety: safe to call from any thread.
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <thread>
+#include <utility>
+
+namespace wow::core {
+
+// A std::jthread running `run`, started with every signal blocked; the calling thread's signal
+// mask is as before when it returns. Throws what std::jthread throws (std::system_error).
+template <typename F>
+std::jthread StartBackgroundThread(F&& run) {
+  sigset_t all;
+  sigfillset(&all);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  struct Restore {
+    const sigset_t& mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{previous};
+  return std::jthread(std::forward<F>(run));
+}
+
+}  // namespace wow::core

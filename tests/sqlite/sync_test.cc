@@ -1,0 +1,136 @@
+// The syncer and the checkpointer (synchronous=FULL): a durable write is acknowledged only once
+// the write-ahead log is synced after its commit, and batches committed meanwhile share one sync;
+// lazy writes do not wait for it; the log's tails never see an entry before it is synced; a
+// failed sync fails its writes and every later one; the checkpointer copies the log into the file
+// once it grows past kCheckpointPages.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "sqlite_test_support.h"
+#include "store/sqlite/database.h"
+#include "support/temp_dir.h"
+#include "wow/sqlite.h"
+
+namespace wow::sqlite_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SqliteSyncTest : public ::testing::Test {
+ protected:
+  void SetUp() override { log_->Create(kPartitions); }
+
+  // Waits until `done` holds, for at most 30 s.
+  template <typename Condition>
+  static bool Eventually(Condition done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return true;
+  }
+
+  testing_support::TempDir dir_;
+  std::string path_ = dir_.File("wow.db");
+  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<SqliteDatabase> db_ = OpenSqliteDatabase(path_);
+  std::shared_ptr<EventLog> log_ = NewSqliteEventLog(db_, kContext, clock_);
+};
+
+TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
+  const Stream stream = MakeStream(Ref("b1"), 1);
+  const int partition = PartitionOf("t1", "b1", kPartitions);
+  const auto before = db_->write_stats();
+  db_->HoldSyncsForTesting(true);
+  std::atomic<bool> returned{false};
+  AppendResult result = AppendResult::Unknown("not run");
+  std::jthread appender([&] {
+    result = log_->Append(stream);
+    returned = true;
+  });
+  ASSERT_TRUE(Eventually([&] { return db_->write_stats().transactions > before.transactions; }));
+  EXPECT_EQ(log_->Head(partition), 1) << "committed, so readers see it";
+  EXPECT_TRUE(log_->ReadAfter(partition, 0, 10).empty()) << "a tail must not get it unsynced";
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(returned) << "the append returned before its commit was synced";
+  EXPECT_EQ(db_->write_stats().synced, before.synced);
+
+  db_->HoldSyncsForTesting(false);
+  appender.join();
+  EXPECT_TRUE(result.appended());
+  const auto entries = log_->ReadAfter(partition, 0, 10);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].stream.ref, stream.ref);
+  EXPECT_EQ(db_->write_stats().synced, before.synced + 1);
+  EXPECT_EQ(db_->write_stats().syncs, before.syncs + 1);
+}
+
+TEST_F(SqliteSyncTest, LazyWritesDoNotWaitForTheSyncer) {
+  db_->HoldSyncsForTesting(true);
+  log_->CommitCheckpoint(0, "projection", 0);  // would hang here if it waited
+  EXPECT_TRUE(log_->AcquireLease(0, "node-1", milliseconds(10'000)));
+  db_->HoldSyncsForTesting(false);
+  EXPECT_EQ(log_->LeaseOf(0)->node, "node-1");
+}
+
+TEST_F(SqliteSyncTest, ConcurrentAppendsCommittedWhileASyncRunsShareTheNextSync) {
+  constexpr int kAppenders = 6;
+  const auto before = db_->write_stats();
+  db_->HoldSyncsForTesting(true);
+  std::vector<AppendResult> results(kAppenders, AppendResult::Unknown("not run"));
+  {
+    std::vector<std::jthread> appenders;
+    for (int i = 0; i < kAppenders; ++i) {
+      appenders.emplace_back(
+          [&, i] { results[i] = log_->Append(MakeStream(Ref("c" + std::to_string(i)), 1)); });
+    }
+    ASSERT_TRUE(Eventually([&] {
+      return db_->write_stats().works == before.works + kAppenders && db_->queued_writes() == 0;
+    }));
+    db_->HoldSyncsForTesting(false);
+  }
+  for (const AppendResult& result : results) EXPECT_TRUE(result.appended());
+  const auto after = db_->write_stats();
+  EXPECT_EQ(after.synced - before.synced, after.transactions - before.transactions);
+  EXPECT_EQ(after.syncs - before.syncs, 1u) << "the held commits were synced together";
+}
+
+TEST_F(SqliteSyncTest, AFailedSyncFailsItsWriteAndEveryLaterWriteUntilReopened) {
+  db_->FailNextSyncForTesting();
+  const auto failure = FailureOf([&] { log_->Append(MakeStream(Ref("d1"), 1)); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kUnavailable);
+  EXPECT_NE(failure->message.find("syncing the write-ahead log failed"), std::string::npos)
+      << failure->message;
+  EXPECT_NE(failure->message.find("open the database again"), std::string::npos);
+
+  const auto later = FailureOf([&] { log_->Append(MakeStream(Ref("d2"), 1)); });
+  ASSERT_TRUE(later.has_value()) << "a write after a failed sync must fail too";
+  EXPECT_EQ(later->message, failure->message);
+  EXPECT_EQ(log_->PositionOf(Ref("d2"), 1), std::nullopt) << "the refused write wrote nothing";
+
+  // Reads go on; the failed append's outcome is unknown to its caller, and here it committed.
+  EXPECT_TRUE(log_->PositionOf(Ref("d1"), 1).has_value());
+  auto reopened = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(reopened, kContext, clock_);
+  log->Open();
+  EXPECT_TRUE(log->Append(MakeStream(Ref("d2"), 1)).appended());
+}
+
+TEST_F(SqliteSyncTest, TheCheckpointerCopiesTheLogIntoTheFileOnceItGrowsPastTheLimit) {
+  // About four pages a stream: over kCheckpointPages in all.
+  const int streams = sqlite::kCheckpointPages / 3;
+  for (int i = 0; i < streams; ++i) {
+    ASSERT_TRUE(log_->Append(MakeStream(Ref("e" + std::to_string(i)), 1, 16 * 1024)).appended());
+  }
+  ASSERT_TRUE(Eventually([&] { return db_->write_stats().checkpoints >= 1; }))
+      << "no checkpoint ran";
+  EXPECT_GT(std::filesystem::file_size(path_), 4u * 1024 * 1024) << "the pages reached the file";
+}
+
+}  // namespace
+}  // namespace wow::sqlite_test
