@@ -124,6 +124,7 @@ int Run(const Flags& flags) {
   sqlite_options.synchronous = ParseSynchronous(flags.synchronous);
   sqlite_options.busy_timeout = std::chrono::milliseconds(flags.busy_timeout_ms);
   auto db = wow::OpenSqliteDatabase(flags.db, sqlite_options);
+  metrics->WatchSqlite(db);
   std::shared_ptr<wow::EventLog> log =
       wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
   int partitions = flags.partitions;

@@ -196,6 +196,21 @@ std::string ServiceMetrics::Render() const {
   reserves_.Render(out, "wow_catalog_reserves_total");
   Header(out, "wow_catalog_http_requests_total", "counter", "HTTP requests, by method and status.");
   http_.Render(out, "wow_catalog_http_requests_total");
+  if (sqlite_) {
+    const wow::SqliteWriteStats stats = wow::SqliteStats(sqlite_);
+    auto counter = [&](std::string_view name, std::string_view help, std::uint64_t value) {
+      Header(out, name, "counter", help);
+      out += fmt::format("{} {}\n", name, value);
+    };
+    counter("wow_sqlite_transactions_total", "Write transactions committed.", stats.transactions);
+    counter("wow_sqlite_writes_total",
+            "Writes those transactions held (group commit: writes per transaction).", stats.works);
+    counter("wow_sqlite_synced_transactions_total",
+            "Transactions acknowledged only once synced to disk.", stats.synced);
+    counter("wow_sqlite_syncs_total", "Syncs of the write-ahead log.", stats.syncs);
+    counter("wow_sqlite_checkpoints_total", "Checkpoints of the write-ahead log.",
+            stats.checkpoints);
+  }
   return out;
 }
 

@@ -32,6 +32,7 @@
 
 #include "wow/event_log.h"
 #include "wow/reservation_store.h"
+#include "wow/sqlite.h"
 
 namespace eshop {
 
@@ -75,6 +76,9 @@ class ServiceMetrics {
   void CountReserve(std::string_view result);
   void CountHttp(std::string_view method, int status);
 
+  // Adds the SQLite writer's counters (wow_sqlite_*) to every Render. Call before serving.
+  void WatchSqlite(std::shared_ptr<wow::SqliteDatabase> db) { sqlite_ = std::move(db); }
+
   // Every metric in the Prometheus text format.
   std::string Render() const;
 
@@ -86,6 +90,7 @@ class ServiceMetrics {
   LabeledCounter http_;
   LatencyHistogram command_seconds_;
   LatencyHistogram append_seconds_;
+  std::shared_ptr<wow::SqliteDatabase> sqlite_;
 };
 
 // `log`, counting and timing every Append and AppendAll in `metrics`.

@@ -18,19 +18,23 @@
 //
 // Errors: failures of SQLite throw wow::Error, with the code of the failure and a message saying
 // what failed, SQLite's own code and text, and what to do:
-//   kUnavailable        another process held the write lock longer than busy_timeout; an I/O error
+//   kUnavailable        another process held the write lock longer than busy_timeout; an I/O error;
+//                       a failed sync of the write-ahead log, after which every write fails until
+//                       the database is opened again (the failed writes' outcome is unknown)
 //   kResourceExhausted  the disk (or the database's page limit) is full
 //   kPermissionDenied   the file or its directory cannot be written, or the file cannot be opened
 //   kDataLoss           the file is not a SQLite database, or it is corrupt
 //   kFailedPrecondition the file is of another format, or of another application, or a context
 //                       was created with another partition count
-// A failed write changes nothing: its transaction is rolled back.
+// A failed write changes nothing: its transaction is rolled back (except after a failed sync, whose
+// writes committed but may not be on disk).
 //
 // Thread-safety: SqliteDatabase and every store built on it are safe for concurrent use. Do not
 // carry an open SqliteDatabase across fork(): open it in the child.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,8 +48,9 @@ namespace wow {
 
 struct SqliteOptions {
   // How hard a commit waits for the disk (SQLite's PRAGMA synchronous, in WAL mode):
-  //   kFull   every commit is on disk when it returns: nothing acknowledged is lost, even when the
-  //           machine loses power. The default.
+  //   kFull   every append is on disk when it returns: nothing acknowledged is lost, even when the
+  //           machine loses power. The default. Syncs run in a thread of the database's own, one
+  //           for all the commits made while the previous sync ran (docs/SQLITE.md).
   //   kNormal a commit survives a crash of the process, but the last commits before a power loss
   //           or an operating-system crash may be lost (the file stays consistent). Much faster.
   //   kOff    no syncing at all: a power loss may lose commits and, rarely, corrupt the file.
@@ -75,6 +80,20 @@ class SqliteDatabase;
 //   the options are out of range                                       -> kInvalidArgument
 std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
                                                    const SqliteOptions& options = {});
+
+// What a database's writer did in this process since it was opened: for monitoring (the group
+// commit's batch size is works / transactions; transactions per sync is synced / syncs) and for
+// benchmarks. Counters only grow.
+struct SqliteWriteStats {
+  std::uint64_t transactions = 0;  // write transactions committed
+  std::uint64_t works = 0;         // the writes they held: appends, reservation and timer changes...
+  std::uint64_t synced = 0;        // transactions acknowledged only once synced (synchronous=FULL)
+  std::uint64_t syncs = 0;         // the syncs of the write-ahead log that did it
+  std::uint64_t checkpoints = 0;   // checkpoints of the write-ahead log into the file
+};
+
+// The write statistics of `db`. REQUIRES: db is not null.
+SqliteWriteStats SqliteStats(const std::shared_ptr<SqliteDatabase>& db);
 
 // The event log of `context` in `db`; call Create(partitions) before anything else. Create
 // refuses (kFailedPrecondition, naming both counts, changing nothing) a partition count other than

@@ -412,6 +412,17 @@ TEST_F(CatalogService, HealthzAndMetricsAnswer) {
         R"(wow_catalog_http_requests_total{method="GET",status="200"} 1)"}) {
     EXPECT_NE(metrics.body.find(line + "\n"), std::string::npos) << line << "\n" << metrics.body;
   }
+  // The SQLite writer's counters (-1: missing). The tests' services run synchronous=normal, which
+  // syncs nothing.
+  auto counter = [&](const std::string& name) -> long {
+    const size_t at = metrics.body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stol(metrics.body.substr(at + name.size() + 2));
+  };
+  EXPECT_GE(counter("wow_sqlite_transactions_total"), 2) << "the reserve and the append at least";
+  EXPECT_GE(counter("wow_sqlite_writes_total"), counter("wow_sqlite_transactions_total"));
+  EXPECT_EQ(counter("wow_sqlite_synced_transactions_total"), 0) << metrics.body;
+  EXPECT_EQ(counter("wow_sqlite_syncs_total"), 0);
+  EXPECT_GE(counter("wow_sqlite_checkpoints_total"), 0);
 }
 
 // Clients that create brands with fresh names as fast as they can until told to stop or the

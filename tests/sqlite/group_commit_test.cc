@@ -185,19 +185,26 @@ TEST_F(SqliteGroupCommitTest, ConcurrentAppendsBatchAtMostMaxGroupCommitStreams)
 
 // A leader whose queue filled while it committed commits the next batches too (a few at most),
 // rather than waking another thread for each.
-TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindALeaderAreCommittedByItForAFewBatches) {
+// Eight writes queue behind a leader whose work blocks, one work a batch. `own` is the leader's own
+// write's durability; `syncs_held` holds the syncer. Returns how many of the eight the leader's
+// thread ran.
+int RunOnLeader(const std::string& path, sqlite::WriteSync own, bool syncs_held,
+                std::uint64_t* transactions) {
   SqliteOptions options;
   options.max_group_commit = 1;  // one work a batch
-  auto db = OpenSqliteDatabase(path_, options);
+  auto db = OpenSqliteDatabase(path, options);
+  db->HoldSyncsForTesting(syncs_held);
   std::latch leader_running(1);
   std::latch release_leader(1);
   std::thread::id leader_thread;
   std::jthread leader([&] {
     leader_thread = std::this_thread::get_id();
-    db->Write([&](sqlite::Connection&) {
-      leader_running.count_down();
-      release_leader.wait();
-    });
+    db->Write(
+        [&](sqlite::Connection&) {
+          leader_running.count_down();
+          release_leader.wait();
+        },
+        1, own);
   });
   leader_running.wait();
   const auto before = db->write_stats();
@@ -206,18 +213,38 @@ TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindALeaderAreCommittedByI
   std::vector<std::jthread> writers;
   for (int i = 0; i < kQueued; ++i) {
     writers.emplace_back([&, i] {
-      db->Write([&](sqlite::Connection&) { ran_on[i] = std::this_thread::get_id(); });
+      db->Write([&](sqlite::Connection&) { ran_on[i] = std::this_thread::get_id(); }, 1,
+                sqlite::WriteSync::kLazy);
     });
-    AwaitQueued(*db, static_cast<size_t>(i) + 2);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (db->queued_writes() < static_cast<size_t>(i) + 2 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
   }
   release_leader.count_down();
-  leader.join();
   writers.clear();
-  EXPECT_EQ(db->write_stats().transactions - before.transactions, kQueued + 1u);
+  db->HoldSyncsForTesting(false);
+  leader.join();
+  *transactions = db->write_stats().transactions - before.transactions;
   int on_leader = 0;
   for (const std::thread::id& id : ran_on) on_leader += id == leader_thread ? 1 : 0;
+  return on_leader;
+}
+
+TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindALeaderAreCommittedByItForAFewBatches) {
+  std::uint64_t transactions = 0;
+  const int on_leader = RunOnLeader(path_, sqlite::WriteSync::kLazy, false, &transactions);
+  EXPECT_EQ(transactions, 9u);
   EXPECT_GE(on_leader, 1) << "the leader handed the writer on after its own batch";
-  EXPECT_LT(on_leader, kQueued) << "the leader never handed the writer on";
+  EXPECT_LT(on_leader, 8) << "the leader never handed the writer on";
+}
+
+TEST_F(SqliteGroupCommitTest, ConcurrentWritesQueuedBehindALeaderWaitingForTheSyncerAllRunOnIt) {
+  std::uint64_t transactions = 0;
+  const int on_leader = RunOnLeader(path_, sqlite::WriteSync::kDurable, true, &transactions);
+  EXPECT_EQ(transactions, 9u);
+  EXPECT_EQ(on_leader, 8) << "a leader whose own write waits for the syncer keeps leading";
 }
 
 TEST_F(SqliteGroupCommitTest, AppendAllIsOneTransactionWhateverItsSize) {

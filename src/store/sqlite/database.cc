@@ -298,7 +298,7 @@ void SqliteDatabase::CheckAndInitialize() {
 
 // ---- writes ----------------------------------------------------------------------------------
 
-// How many batches one leader commits before it hands the writer on.
+// How many batches one leader commits at least before it hands the writer on.
 constexpr int kLeaderRounds = 4;
 
 void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int weight,
@@ -327,9 +327,12 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
   bool own_to_syncer = false;  // then the syncer posts it: own is gone once it did
   std::unique_lock lock(write_mutex_);
   // The leader commits the queue's front, up to max_group_commit appends, in one transaction,
-  // then the next front, while works keep arriving (at most kLeaderRounds batches): handing the
-  // writer to another thread costs a wake-up on the critical path.
-  for (int round = 0; round < kLeaderRounds && !write_queue_.empty(); ++round) {
+  // then the next front, while works keep arriving: at least kLeaderRounds batches, and for as
+  // long as its own work waits for the syncer anyway. Handing the writer to another thread costs
+  // a wake-up on the critical path.
+  for (int round = 0;
+       !write_queue_.empty() && (round < kLeaderRounds || (own_to_syncer && !own.done));
+       ++round) {
     std::vector<WriteRequest*> batch;
     int total = 0;
     for (WriteRequest* queued : write_queue_) {
@@ -684,6 +687,11 @@ std::shared_ptr<store::CommitSignal> SqliteDatabase::Signal(const std::string& c
 std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
                                                    const SqliteOptions& options) {
   return std::make_shared<SqliteDatabase>(path, options);
+}
+
+SqliteWriteStats SqliteStats(const std::shared_ptr<SqliteDatabase>& db) {
+  Require(db != nullptr, "reading write statistics needs a database");
+  return db->write_stats();
 }
 
 std::map<std::string, int> SqliteContexts(const std::shared_ptr<SqliteDatabase>& db) {

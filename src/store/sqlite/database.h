@@ -171,18 +171,8 @@ class SqliteDatabase {
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
 
-  // How many write transactions this database committed, the works (Write calls) they held
-  // (works / transactions is the group commit's batch size), how many of the transactions were
-  // synced to disk before their works were acknowledged (synchronous=FULL), the syncs that did it
-  // (synced / syncs transactions share a sync), and the checkpoints run. For tests and
-  // benchmarks.
-  struct WriteStats {
-    std::uint64_t transactions = 0;
-    std::uint64_t works = 0;
-    std::uint64_t synced = 0;
-    std::uint64_t syncs = 0;
-    std::uint64_t checkpoints = 0;
-  };
+  // See SqliteStats (wow/sqlite.h).
+  using WriteStats = SqliteWriteStats;
   WriteStats write_stats() const;
   // How many Write calls are queued or running now. For tests.
   size_t queued_writes() const;
