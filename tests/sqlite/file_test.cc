@@ -33,6 +33,16 @@ TEST_F(SqliteFileTest, OpenCreatesAFileInWalModeWithItsFormatRecord) {
   EXPECT_EQ(raw.Text("PRAGMA application_id"), std::to_string(0x576f7731));
 }
 
+// SQLite's memory statistics take a global mutex on every allocation: the first database a process
+// opens turns them off, so SQLite counts nothing.
+TEST_F(SqliteFileTest, OpeningADatabaseTurnsSqlitesMemoryStatisticsOff) {
+  auto db = OpenSqliteDatabase(path_);
+  auto log = NewSqliteEventLog(db, kContext, std::make_shared<ManualClock>());
+  log->Create(kPartitions);
+  ASSERT_TRUE(log->Append(MakeStream(Ref("m1"), 1)).appended());
+  EXPECT_EQ(sqlite3_memory_used(), 0);
+}
+
 TEST_F(SqliteFileTest, OpenOfAMissingDirectoryIsPermissionDeniedSayingWhatToDo) {
   const auto failure = FailureOf([&] { OpenSqliteDatabase(dir_.File("missing/wow.db")); });
   ASSERT_TRUE(failure.has_value());
