@@ -219,10 +219,9 @@ int main(int argc, char** argv) {
     auto ratio = [](std::uint64_t a, std::uint64_t b) { return b == 0 ? 0.0 : double(a) / b; };
     std::printf(
         "sqlite writer: %llu transactions, %.1f writes each; %llu syncs, %.1f transactions "
-        "each; %llu checkpoints\n",
+        "each\n",
         static_cast<unsigned long long>(stats.transactions), ratio(stats.works, stats.transactions),
-        static_cast<unsigned long long>(stats.syncs), ratio(stats.synced, stats.syncs),
-        static_cast<unsigned long long>(stats.checkpoints));
+        static_cast<unsigned long long>(stats.syncs), ratio(stats.synced, stats.syncs));
   }
 
   runner.reset();

@@ -208,8 +208,6 @@ std::string ServiceMetrics::Render() const {
     counter("wow_sqlite_synced_transactions_total",
             "Transactions acknowledged only once synced to disk.", stats.synced);
     counter("wow_sqlite_syncs_total", "Syncs of the write-ahead log.", stats.syncs);
-    counter("wow_sqlite_checkpoints_total", "Checkpoints of the write-ahead log.",
-            stats.checkpoints);
   }
   return out;
 }

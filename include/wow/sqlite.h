@@ -89,7 +89,6 @@ struct SqliteWriteStats {
   std::uint64_t works = 0;         // the writes they held: appends, reservation and timer changes...
   std::uint64_t synced = 0;        // transactions acknowledged only once synced (synchronous=FULL)
   std::uint64_t syncs = 0;         // the syncs of the write-ahead log that did it
-  std::uint64_t checkpoints = 0;   // checkpoints of the write-ahead log into the file
 };
 
 // The write statistics of `db`. REQUIRES: db is not null.

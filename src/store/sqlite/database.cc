@@ -186,12 +186,11 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // The writer commits without syncing when the syncer syncs, and never checkpoints: its wal hook
-  // (which replaces SQLite's automatic checkpoint) asks the checkpointer instead.
-  if (syncer_syncs_) writer_->Execute("PRAGMA synchronous = NORMAL");
-  sqlite3_wal_hook(writer_->handle(), &SqliteDatabase::OnWalCommit, this);
-  if (syncer_syncs_) syncer_ = core::StartBackgroundThread([this] { RunSyncer(); });
-  checkpointer_ = core::StartBackgroundThread([this] { RunCheckpointer(); });
+  // The writer commits without syncing when the syncer syncs.
+  if (syncer_syncs_) {
+    writer_->Execute("PRAGMA synchronous = NORMAL");
+    syncer_ = core::StartBackgroundThread([this] { RunSyncer(); });
+  }
 }
 
 SqliteDatabase::~SqliteDatabase() {
@@ -200,9 +199,7 @@ SqliteDatabase::~SqliteDatabase() {
     stopping_ = true;
   }
   sync_wanted_.notify_all();
-  checkpoint_changed_.notify_all();
   syncer_ = {};  // joins
-  checkpointer_ = {};
 }
 
 SqliteDatabase::WalFile::~WalFile() {
@@ -368,15 +365,17 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
       write_stats_.works += batch.size();
       if (durable) ++unsynced_transactions_;
     }
-    if (durable) sync_wanted_.notify_one();
-    // A checkpoint for every kCheckpointPages the log grew by since the last was asked for.
-    const int pages = wal_pages_.load(std::memory_order_relaxed);
-    if (pages < checkpoint_asked_at_) checkpoint_asked_at_ = 0;  // the log restarted
-    if (pages >= checkpoint_asked_at_ + sqlite::kCheckpointPages && !checkpoint_wanted_) {
-      checkpoint_asked_at_ = pages;
-      checkpoint_wanted_ = true;
-      checkpoint_changed_.notify_one();
-    }
+    // The syncer starts on the batch while the leader commits the next; a last batch the leader
+    // may sync itself (below).
+    if (durable && !write_queue_.empty()) sync_wanted_.notify_one();
+  }
+  // A lone writer syncs its own batches: waking the syncer and waiting for it would put two thread
+  // switches on its path, and no commit waits for the writer meanwhile.
+  if (own_to_syncer && write_queue_.empty() && !syncing_ && !syncs_held_) {
+    SyncCommitted(lock, &own);
+    own_to_syncer = false;
+  } else if (!unsynced_.empty() && !syncing_) {
+    sync_wanted_.notify_one();
   }
   // The queue's front leads next (leading_ stays set for it); else no one leads.
   if (write_queue_.empty()) {
@@ -440,42 +439,56 @@ bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
   return false;
 }
 
-// ---- the syncer and the checkpointer -------------------------------------------------------
+// ---- the syncer ------------------------------------------------------------------------------
 
 void SqliteDatabase::RunSyncer() {
   std::unique_lock lock(write_mutex_);
   for (;;) {
-    sync_wanted_.wait(lock, [&] { return stopping_ || (!unsynced_.empty() && !syncs_held_); });
-    if (unsynced_.empty()) return;  // stopping, and every write acknowledged
-    // Every batch committed so far shares this sync.
-    std::vector<WriteRequest*> synced;
-    synced.swap(unsynced_);
-    const std::uint64_t transactions = std::exchange(unsynced_transactions_, 0);
-    const bool fail = std::exchange(fail_next_sync_, false);
-    std::exception_ptr failure = sync_failure_;  // after a failure, no later sync vouches
-    lock.unlock();
-    if (!failure) {
-      try {
-        SyncWal(fail);
-      } catch (...) {
-        failure = std::current_exception();
-      }
+    sync_wanted_.wait(lock, [&] {
+      return stopping_ || (!unsynced_.empty() && !syncs_held_ && !syncing_);
+    });
+    if (unsynced_.empty() || syncing_) {
+      if (stopping_ && unsynced_.empty()) return;  // every write acknowledged
+      continue;
     }
-    lock.lock();
-    if (failure) {
-      sync_failure_ = failure;
-    } else {
-      write_stats_.synced += transactions;
-      ++write_stats_.syncs;
-    }
-    for (WriteRequest* request : synced) {
-      if (failure) request->error = failure;
-      request->done = true;
-    }
-    lock.unlock();
-    for (WriteRequest* request : synced) request->wake.Post();
-    lock.lock();
+    SyncCommitted(lock, nullptr);
   }
+}
+
+void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self) {
+  // Every batch committed so far shares this sync.
+  syncing_ = true;
+  std::vector<WriteRequest*> synced;
+  synced.swap(unsynced_);
+  const std::uint64_t transactions = std::exchange(unsynced_transactions_, 0);
+  const bool fail = std::exchange(fail_next_sync_, false);
+  std::exception_ptr failure = sync_failure_;  // after a failure, no later sync vouches
+  lock.unlock();
+  if (!failure) {
+    try {
+      SyncWal(fail);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  lock.lock();
+  syncing_ = false;
+  if (failure) {
+    sync_failure_ = failure;
+  } else {
+    write_stats_.synced += transactions;
+    ++write_stats_.syncs;
+  }
+  for (WriteRequest* request : synced) {
+    if (failure) request->error = failure;
+    request->done = true;
+  }
+  if (!unsynced_.empty()) sync_wanted_.notify_one();  // committed while this sync ran
+  lock.unlock();
+  for (WriteRequest* request : synced) {
+    if (request != self) request->wake.Post();
+  }
+  lock.lock();
 }
 
 void SqliteDatabase::SyncWal(bool simulate_failure) {
@@ -508,35 +521,6 @@ void SqliteDatabase::SyncWal(bool simulate_failure) {
     rc = simulate_failure ? (errno = EIO, -1) : ::fdatasync(wal_file_.fd);
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) fail("syncing the write-ahead log");
-}
-
-void SqliteDatabase::RunCheckpointer() {
-  std::unique_ptr<Connection> connection;
-  std::unique_lock lock(write_mutex_);
-  for (;;) {
-    checkpoint_changed_.wait(lock, [&] { return stopping_ || checkpoint_wanted_; });
-    if (stopping_) return;
-    lock.unlock();
-    bool ran = false;
-    try {
-      if (!connection) connection = std::make_unique<Connection>(ConnectionOptionsFor(false));
-      // PASSIVE: copies what no reader still needs, without waiting for anyone. A checkpoint that
-      // fails (busy, I/O) leaves the log longer; the next commit over the limit asks again, as
-      // SQLite's automatic checkpoint would.
-      ran = sqlite3_wal_checkpoint_v2(connection->handle(), "main", SQLITE_CHECKPOINT_PASSIVE,
-                                      nullptr, nullptr) == SQLITE_OK;
-    } catch (const Error&) {
-      connection.reset();
-    }
-    lock.lock();
-    checkpoint_wanted_ = false;
-    if (ran) ++write_stats_.checkpoints;
-  }
-}
-
-int SqliteDatabase::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
-  static_cast<SqliteDatabase*>(self)->wal_pages_.store(pages, std::memory_order_relaxed);
-  return SQLITE_OK;
 }
 
 SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {

@@ -13,15 +13,19 @@
 // Syncing is off the writer's path. Under synchronous=FULL the writer commits without waiting for
 // the disk (synchronous=NORMAL) and passes the batch's durable works to the syncer thread, which
 // syncs the write-ahead log once for every batch committed meanwhile (fdatasync) and only then
-// wakes their threads; the writer meanwhile runs the next batch. A work is thus acknowledged only
+// wakes their threads; the writer meanwhile runs the next batch. A leader that finds no other work
+// queued and no sync running syncs its batches itself instead, sparing a lone writer the two
+// thread switches. A work is thus acknowledged only
 // once on disk, as under FULL, while the disk's sync overlaps the next batch. Lazy works are
 // acknowledged at their commit. A sync that fails leaves the batches' outcome unknown; the
 // database then refuses every later write (after a failed fsync the kernel may have dropped the
 // unsynced pages, so no later sync could vouch for them).
 //
-// Checkpoints are off the writer's path too: the writer never checkpoints; when a commit leaves
-// the write-ahead log over kCheckpointPages, the checkpointer thread copies it into the database
-// file (a PASSIVE checkpoint, which neither waits for nor blocks the writer and readers).
+// Checkpoints stay on the writer, as SQLite's automatic checkpoint runs them (after a commit that
+// leaves the write-ahead log over 1000 pages): only a checkpoint with no commit of this process
+// running meanwhile can copy the whole log, which lets the next transaction restart it from its
+// beginning. A checkpointer thread of its own, measured, never caught up with a writer that never
+// paused, and the log grew without bound.
 //
 // Reads go through Read, on a pool of reader connections (WAL: readers never wait for the writer).
 // A reader may see a commit shortly before it is synced: a power loss in that window loses it with
@@ -36,7 +40,6 @@
 
 #include <semaphore.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -99,9 +102,6 @@ enum class TableKind { kLog, kReservation, kTimer };
 //             (pending keys, leases).
 enum class WriteSync { kDurable, kLazy };
 
-// The write-ahead log's size, in pages, past which a commit asks the checkpointer to copy it into
-// the database file (SQLite's own automatic checkpoint would run at 1000, on the writer's path).
-inline constexpr int kCheckpointPages = 1000;
 
 // "log", "reservation", "timer".
 std::string_view KindName(TableKind kind);
@@ -233,13 +233,13 @@ class SqliteDatabase {
   // The syncer thread (synchronous=FULL): syncs the write-ahead log for the committed durable
   // works, then wakes them.
   void RunSyncer();
+  // With `lock` held and unsynced_ not empty, no sync running: syncs the write-ahead log for every
+  // work in unsynced_, marks them done (with the sync's failure, if any) and posts their wakes,
+  // except `self`'s. Run by the syncer, or by a leader with nothing else to commit.
+  void SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self);
   // Makes everything written to the write-ahead log so far durable; throws Error when it cannot
   // (or, for tests, when `simulate_failure`).
   void SyncWal(bool simulate_failure);
-  // The checkpointer thread: a PASSIVE checkpoint whenever a commit asks for one.
-  void RunCheckpointer();
-  // sqlite3_wal_hook's callback on the writer: records the log's size, in pages.
-  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
 
   const std::string path_;
   const SqliteOptions options_;
@@ -252,25 +252,21 @@ class SqliteDatabase {
   const bool syncer_syncs_;  // synchronous=FULL: the writer commits NORMAL, the syncer syncs
   WriteStats write_stats_;   // guarded by write_mutex_
 
-  // The syncer's and the checkpointer's state, guarded by write_mutex_.
+  // The syncer's state, guarded by write_mutex_.
   std::vector<WriteRequest*> unsynced_;     // committed durable works, in commit order
   std::uint64_t unsynced_transactions_ = 0;  // the transactions that hold them
   std::exception_ptr sync_failure_;         // set once a sync failed; every later Write fails
+  bool syncing_ = false;  // the syncer or a leader is syncing
   bool syncs_held_ = false;
   bool fail_next_sync_ = false;
-  bool checkpoint_wanted_ = false;
-  int checkpoint_asked_at_ = 0;  // the log's size, in pages, when a checkpoint was last asked for
   bool stopping_ = false;
   std::condition_variable sync_wanted_;
-  std::condition_variable checkpoint_changed_;
-  std::atomic<int> wal_pages_{0};  // the write-ahead log's size after the writer's last commit
   // The write-ahead log's file descriptor, opened by the syncer on its first sync; only it uses it.
   struct WalFile {
     int fd = -1;
     ~WalFile();
   } wal_file_;
   std::jthread syncer_;
-  std::jthread checkpointer_;
 
   std::mutex readers_mutex_;
   std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;
