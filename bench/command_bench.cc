@@ -7,6 +7,9 @@
 // Items are commands; compare items_per_second. docs/PERFORMANCE.md gives the figures and commands.
 #include <benchmark/benchmark.h>
 
+#include <functional>
+#include <string>
+
 #include "bench_support.h"
 #include "catalog.h"
 #include "wow/command_processor.h"
@@ -96,9 +99,11 @@ BENCHMARK(BM_Raw_ThreeWritesPerCommand)->UseRealTime();
 // best would batch the commands of `batch` concurrent clients, on one connection: the pending keys
 // of the batch in one transaction (synchronous=NORMAL, as the store's lazy writes), then their
 // streams' rows and key confirmations in one (FULL). No checks, no savepoints, no decoding: a floor
-// for what one SQLite file's writer spends per command.
+// for what one SQLite file's writer spends per command. The second argument: 0 numbers the keys in
+// order, so a batch's keys share a few pages; 1 scatters them over the table, as names are.
 void BM_Raw_TwoBatchedWritesPerCommand(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
+  const bool scattered = state.range(1) != 0;
   BenchDir dir;
   RawDb db(dir.File("raw-batched.db"), Synchronous::kFull);
   CreateRawLogTable(db, "log");
@@ -124,6 +129,7 @@ void BM_Raw_TwoBatchedWritesPerCommand(benchmark::State& state) {
     db.Execute("PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE");
     for (std::string& key : keys) {
       key = NextId("name-");
+      if (scattered) key = "name-" + std::to_string(std::hash<std::string>{}(key));
       reserve->Bind(1, tenant).Bind(2, ns).Bind(3, key).Bind(4, NextId("o-")).Bind(5, 0);
       reserve->Run();
     }
@@ -137,7 +143,13 @@ void BM_Raw_TwoBatchedWritesPerCommand(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_Raw_TwoBatchedWritesPerCommand)->Arg(64)->Arg(256)->UseRealTime();
+BENCHMARK(BM_Raw_TwoBatchedWritesPerCommand)
+    ->Args({64, 0})
+    ->Args({256, 0})
+    ->Args({4, 1})
+    ->Args({64, 1})
+    ->Args({256, 1})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace wow::bench
