@@ -320,7 +320,11 @@ void SqliteDatabase::Write(const std::function<void(Connection&)>& work, int wei
 }
 
 bool SqliteDatabase::Lead(WriteRequest& own) {
-  std::vector<WriteRequest*> woken;  // posted once the lock is released
+  std::vector<WriteRequest*> woken;  // done: posted as soon as the lock is released
+  auto post_woken = [&woken] {
+    for (WriteRequest* request : woken) request->wake.Post();
+    woken.clear();
+  };
   bool own_to_syncer = false;  // then the syncer posts it: own is gone once it did
   std::unique_lock lock(write_mutex_);
   // The leader commits the queue's front, up to max_group_commit appends, in one transaction,
@@ -339,6 +343,7 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
     }
     const std::exception_ptr refused = sync_failure_;
     lock.unlock();
+    post_woken();  // the previous batch's, while this one runs
     bool committed = false;
     if (refused) {
       for (WriteRequest* request : batch) request->error = refused;
@@ -372,7 +377,7 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
   // A lone writer syncs its own batches: waking the syncer and waiting for it would put two thread
   // switches on its path, and no commit waits for the writer meanwhile.
   if (own_to_syncer && write_queue_.empty() && !syncing_ && !syncs_held_) {
-    SyncCommitted(lock, &own);
+    SyncCommitted(lock, &own, &woken);
     own_to_syncer = false;
   } else if (!unsynced_.empty() && !syncing_) {
     sync_wanted_.notify_one();
@@ -384,7 +389,7 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
     woken.push_back(write_queue_.front());
   }
   lock.unlock();
-  for (WriteRequest* request : woken) request->wake.Post();
+  post_woken();
   return !own_to_syncer;
 }
 
@@ -451,11 +456,12 @@ void SqliteDatabase::RunSyncer() {
       if (stopping_ && unsynced_.empty()) return;  // every write acknowledged
       continue;
     }
-    SyncCommitted(lock, nullptr);
+    SyncCommitted(lock, nullptr, nullptr);
   }
 }
 
-void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self) {
+void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self,
+                                   std::vector<WriteRequest*>* done_already) {
   // Every batch committed so far shares this sync.
   syncing_ = true;
   std::vector<WriteRequest*> synced;
@@ -464,6 +470,10 @@ void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const Wri
   const bool fail = std::exchange(fail_next_sync_, false);
   std::exception_ptr failure = sync_failure_;  // after a failure, no later sync vouches
   lock.unlock();
+  if (done_already != nullptr) {  // not made to wait for this sync
+    for (WriteRequest* request : *done_already) request->wake.Post();
+    done_already->clear();
+  }
   if (!failure) {
     try {
       SyncWal(fail);

@@ -235,8 +235,10 @@ class SqliteDatabase {
   void RunSyncer();
   // With `lock` held and unsynced_ not empty, no sync running: syncs the write-ahead log for every
   // work in unsynced_, marks them done (with the sync's failure, if any) and posts their wakes,
-  // except `self`'s. Run by the syncer, or by a leader with nothing else to commit.
-  void SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self);
+  // except `self`'s. Run by the syncer, or by a leader with nothing else to commit, which passes
+  // the works it finished already in `done_already`: posted (and cleared) before the sync.
+  void SyncCommitted(std::unique_lock<std::mutex>& lock, const WriteRequest* self,
+                     std::vector<WriteRequest*>* done_already);
   // Makes everything written to the write-ahead log so far durable; throws Error when it cannot
   // (or, for tests, when `simulate_failure`).
   void SyncWal(bool simulate_failure);
