@@ -187,6 +187,7 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // The writer commits without syncing when the syncer syncs.
+  wal_path_ = sqlite3_filename_wal(sqlite3_db_filename(writer_->handle(), "main"));
   if (syncer_syncs_) {
     writer_->Execute("PRAGMA synchronous = NORMAL");
     syncer_ = core::StartBackgroundThread([this] { RunSyncer(); });
@@ -512,8 +513,7 @@ void SqliteDatabase::SyncWal(bool simulate_failure) {
   if (wal_file_.fd < 0) {
     // The writer has committed, so the log exists; it stays the same file while this process
     // has the database open (SQLite removes it only when the last connection closes).
-    const std::filesystem::path wal =
-        sqlite3_filename_wal(sqlite3_db_filename(writer_->handle(), "main"));
+    const std::filesystem::path wal = wal_path_;
     wal_file_.fd = ::open(wal.c_str(), O_RDONLY | O_CLOEXEC);
     if (wal_file_.fd < 0) fail("opening the write-ahead log " + wal.string() + " to sync it");
     // The log may be new: its directory entry must be on disk too.

@@ -15,8 +15,8 @@
 // syncs the write-ahead log once for every batch committed meanwhile (fdatasync) and only then
 // wakes their threads; the writer meanwhile runs the next batch. A leader that finds no other work
 // queued and no sync running syncs its batches itself instead, sparing a lone writer the two
-// thread switches. A work is thus acknowledged only
-// once on disk, as under FULL, while the disk's sync overlaps the next batch. Lazy works are
+// thread switches. A work is thus acknowledged only once on disk, as under FULL, while the disk's
+// sync overlaps the next batch. Lazy works are
 // acknowledged at their commit. A sync that fails leaves the batches' outcome unknown; the
 // database then refuses every later write (after a failed fsync the kernel may have dropped the
 // unsynced pages, so no later sync could vouch for them).
@@ -94,14 +94,13 @@ enum class TableKind { kLog, kReservation, kTimer };
 
 // How far a write's commit must reach before Write returns, when SqliteOptions::synchronous is
 // kFull (under kNormal and kOff every commit is as the option says).
-//   kDurable  on disk: the syncer synced the write-ahead log after the commit. For the appends,
+//   kDurable  on disk: the write-ahead log was synced after the commit. For the appends,
 //             and what nothing else could rebuild.
 //   kLazy     in the write-ahead log, synced by the next sync or checkpoint: survives a crash of
 //             the process, and a power loss may lose it only with every later commit. For what
 //             the log rebuilds (confirmed keys, timers, checkpoints) and what expires anyway
 //             (pending keys, leases).
 enum class WriteSync { kDurable, kLazy };
-
 
 // "log", "reservation", "timer".
 std::string_view KindName(TableKind kind);
@@ -263,7 +262,9 @@ class SqliteDatabase {
   bool fail_next_sync_ = false;
   bool stopping_ = false;
   std::condition_variable sync_wanted_;
-  // The write-ahead log's file descriptor, opened by the syncer on its first sync; only it uses it.
+  // The write-ahead log's path, and its file descriptor, opened by the first sync; used by whoever
+  // syncs (syncing_ lets one at a time).
+  std::string wal_path_;
   struct WalFile {
     int fd = -1;
     ~WalFile();
