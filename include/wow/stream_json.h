@@ -1,7 +1,7 @@
 // JSON codecs (nlohmann::json) of the model and stream types, and the transport encoding.
 //
-// These encodings are stored (SQLite columns, the transport bytes): their field names are fixed.
-// Decoding throws nlohmann::json::exception on a malformed document.
+// The JSON encodings are stored (SQLite columns) and shown (the wow tool): their field names are
+// fixed. Decoding throws nlohmann::json::exception on a malformed document.
 //
 // Thread-safety: stateless functions; safe for concurrent use.
 #pragma once
@@ -29,10 +29,13 @@ void from_json(const nlohmann::json& json, TimerFact& fact);
 void to_json(nlohmann::json& json, const Stream& stream);
 void from_json(const nlohmann::json& json, Stream& stream);
 
-// The runtime's transport encoding of a stream: its JSON text, transport left out.
+// The runtime's transport encoding of a stream, transport left out: compact binary, its layout
+// (src/core/stream_codec.h) fixed, since logs store it. Throws Error(kInvalidArgument) for a
+// string or list over 4 GiB.
 std::string EncodeTransport(const Stream& stream);
-// The stream a transport encodes; its transport is `transport` itself. Throws Error(kDataLoss)
-// when the bytes are not a stream's encoding.
+// The stream a transport encodes (the binary encoding, or the JSON text that builds before
+// 2026-12 wrote); its transport is `transport` itself. Throws Error(kDataLoss) when the bytes are
+// neither.
 Stream DecodeTransport(std::string_view transport);
 
 }  // namespace wow

@@ -1,5 +1,6 @@
 #include "wow/stream_json.h"
 
+#include "core/stream_codec.h"
 #include "wow/error.h"
 
 namespace wow {
@@ -7,7 +8,9 @@ namespace wow {
 using nlohmann::json;
 
 void to_json(json& j, const AggregateRef& ref) {
-  j = json{{"context", ref.context}, {"aggregate", ref.aggregate}, {"tenant_id", ref.tenant_id},
+  j = json{{"context", ref.context},
+           {"aggregate", ref.aggregate},
+           {"tenant_id", ref.tenant_id},
            {"id", ref.id}};
 }
 void from_json(const json& j, AggregateRef& ref) {
@@ -26,14 +29,14 @@ void from_json(const json& j, EventRecord& event) {
 }
 
 void to_json(json& j, const KeyFact& fact) {
-  j = json{{"ns", fact.ns},
-           {"key", fact.key},
-           {"system", fact.tenancy == ReservationTenancy::kSystem}};
+  j = json{
+      {"ns", fact.ns}, {"key", fact.key}, {"system", fact.tenancy == ReservationTenancy::kSystem}};
 }
 void from_json(const json& j, KeyFact& fact) {
   j.at("ns").get_to(fact.ns);
   j.at("key").get_to(fact.key);
-  fact.tenancy = j.value("system", false) ? ReservationTenancy::kSystem : ReservationTenancy::kTenant;
+  fact.tenancy =
+      j.value("system", false) ? ReservationTenancy::kSystem : ReservationTenancy::kTenant;
 }
 
 void to_json(json& j, const TimerRule& rule) {
@@ -54,9 +57,9 @@ void to_json(json& j, const TimerFact& fact) {
     j = json{{"kind", "cancel"}, {"key", fact.key}};
     return;
   }
-  j = json{{"kind", "schedule"},          {"key", fact.key},   {"timer_id", fact.timer_id},
-           {"due_at", fact.due_at},       {"target", fact.target},
-           {"command_type", fact.command_type}, {"body", fact.body}, {"rule", fact.rule}};
+  j = json{{"kind", "schedule"},    {"key", fact.key},       {"timer_id", fact.timer_id},
+           {"due_at", fact.due_at}, {"target", fact.target}, {"command_type", fact.command_type},
+           {"body", fact.body},     {"rule", fact.rule}};
 }
 void from_json(const json& j, TimerFact& fact) {
   j.at("key").get_to(fact.key);
@@ -74,10 +77,10 @@ void from_json(const json& j, TimerFact& fact) {
 }
 
 void to_json(json& j, const Stream& stream) {
-  j = json{{"ref", stream.ref},         {"version", stream.version},
-           {"request_id", stream.request_id}, {"events", stream.events},
-           {"reserved", stream.reserved}, {"released", stream.released},
-           {"timers", stream.timers},   {"time", stream.time}};
+  j = json{
+      {"ref", stream.ref},       {"version", stream.version},   {"request_id", stream.request_id},
+      {"events", stream.events}, {"reserved", stream.reserved}, {"released", stream.released},
+      {"timers", stream.timers}, {"time", stream.time}};
 }
 void from_json(const json& j, Stream& stream) {
   j.at("ref").get_to(stream.ref);
@@ -90,16 +93,22 @@ void from_json(const json& j, Stream& stream) {
   j.at("time").get_to(stream.time);
 }
 
-std::string EncodeTransport(const Stream& stream) { return json(stream).dump(); }
+std::string EncodeTransport(const Stream& stream) { return core::EncodeStream(stream); }
 
 Stream DecodeTransport(std::string_view transport) {
-  try {
-    Stream stream = json::parse(transport).get<Stream>();
-    stream.transport = std::string(transport);
-    return stream;
-  } catch (const json::exception& e) {
-    throw Error(ErrorCode::kDataLoss, std::string("transport bytes are not a stream: ") + e.what());
+  Stream stream;
+  if (!transport.empty() && transport.front() == '{') {  // the JSON of earlier builds
+    try {
+      stream = json::parse(transport).get<Stream>();
+    } catch (const json::exception& e) {
+      throw Error(ErrorCode::kDataLoss,
+                  std::string("transport bytes are not a stream's JSON: ") + e.what());
+    }
+  } else {
+    stream = core::DecodeStream(transport);
   }
+  stream.transport = std::string(transport);
+  return stream;
 }
 
 }  // namespace wow

@@ -15,8 +15,8 @@
 #include <set>
 
 #include "core/key_facts.h"
+#include "core/stream_codec.h"
 #include "store/common/commit_signal.h"
-#include "store/sqlite/codec.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/reservation_rows.h"
 #include "wow/error.h"
@@ -48,8 +48,8 @@ void ReadRow(const Query& q, const std::string& context, const std::string& aggr
   s.version = q.Int(3);
   s.request_id = q.TextView(4);
   s.time = q.Int(5);
-  s.events = sqlite::DecodeEvents(q.TextView(6));
-  sqlite::DecodeFacts(q.TextView(7), s);
+  s.events = core::DecodeEvents(q.TextView(6));
+  core::DecodeFacts(q.TextView(7), s);
   if (with_transport) s.transport = q.TextView(8);
 }
 
@@ -150,8 +150,8 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
       refusals[i] = InvalidStreamReason(streams[i], context_);
       if (refusals[i]) continue;
       try {
-        encoded[i].events = sqlite::EncodeEvents(streams[i].events);
-        encoded[i].facts = sqlite::EncodeFacts(streams[i]);
+        encoded[i].events = core::EncodeEvents(streams[i].events);
+        encoded[i].facts = core::EncodeFacts(streams[i]);
         encoded[i].bytes = static_cast<std::int64_t>(
             encoded[i].events.size() + encoded[i].facts.value_or("").size() +
             streams[i].transport.size() + streams[i].request_id.size() + streams[i].ref.id.size() +
