@@ -71,7 +71,6 @@ void ReservationRows::Save(Connection& w, const ReservationScope& scope,
 
 void ReservationRows::Delete(Connection& w, const ReservationScope& scope,
                              const std::string& key) const {
-  if (!db_->TableExists(w, TableOf(scope))) return;
   Query(w,
         "DELETE FROM " + Quoted(TableOf(scope)) + " WHERE tenant_id = ?1 AND ns = ?2 AND key = ?3")
       .Bind(1, scope.tenant_id)

@@ -34,7 +34,8 @@ class ReservationRows {
                                 const std::string& after_key, int limit) const;
   // In a write transaction: stores `r` as the row of `r.key`, creating the table when missing.
   void Save(Connection& w, const ReservationScope& scope, const Reservation& r) const;
-  // In a write transaction: deletes the row of `key`, if any.
+  // In a write transaction: deletes the row of `key`, if any. REQUIRES: the scope's table exists
+  // (its callers have just loaded the row from it).
   void Delete(Connection& w, const ReservationScope& scope, const std::string& key) const;
 
   // In a write transaction: ReservationStore::Confirm at `now`. Returns false when another owner
