@@ -69,6 +69,21 @@ TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
   EXPECT_EQ(db_->write_stats().syncs, before.syncs + 1);
 }
 
+// A lone leader syncs its own batch, unless the syncer synced it while the leader ran: then the
+// syncer posts the leader's wake, and the leader's Write must wait for that post. Before the fix,
+// it synced again and returned; the syncer's post could then land on the wake of the thread's next
+// write, which led beside the real leader on one connection (SQLite crashed in sqlite3_reset).
+TEST_F(SqliteSyncTest, ALeaderWhoseWriteTheSyncerSyncedMeanwhileWaitsForTheSyncersWake) {
+  const int unconsumed = SqliteDatabase::UnconsumedWakesForTesting();
+  const auto before = db_->write_stats();
+  db_->AfterEachBatchForTesting([this] { db_->SyncNowForTesting(); });
+  EXPECT_TRUE(log_->Append(MakeStream(Ref("b1"), 1)).appended());
+  db_->AfterEachBatchForTesting(nullptr);
+  EXPECT_EQ(db_->write_stats().syncs, before.syncs + 1) << "the hook's sync, and no other";
+  EXPECT_EQ(SqliteDatabase::UnconsumedWakesForTesting(), unconsumed)
+      << "the syncer posted a wake no one waited for";
+}
+
 TEST_F(SqliteSyncTest, LazyWritesDoNotWaitForTheSyncer) {
   db_->HoldSyncsForTesting(true);
   log_->CommitCheckpoint(0, "projection", 0);  // would hang here if it waited

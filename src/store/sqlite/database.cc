@@ -333,8 +333,7 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
   // long as its own work waits for the syncer anyway. Handing the writer to another thread costs
   // a wake-up on the critical path.
   for (int round = 0;
-       !write_queue_.empty() && (round < kLeaderRounds || (own_to_syncer && !own.done));
-       ++round) {
+       !write_queue_.empty() && (round < kLeaderRounds || (own_to_syncer && !own.done)); ++round) {
     std::vector<WriteRequest*> batch;
     int total = 0;
     for (WriteRequest* queued : write_queue_) {
@@ -374,10 +373,18 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
     // The syncer starts on the batch while the leader commits the next; a last batch the leader
     // may sync itself (below).
     if (durable && !write_queue_.empty()) sync_wanted_.notify_one();
+    if (after_each_batch_) {
+      lock.unlock();
+      after_each_batch_();
+      lock.lock();
+    }
   }
   // A lone writer syncs its own batches: waking the syncer and waiting for it would put two thread
-  // switches on its path, and no commit waits for the writer meanwhile.
-  if (own_to_syncer && write_queue_.empty() && !syncing_ && !syncs_held_) {
+  // switches on its path, and no commit waits for the writer meanwhile. Not when the syncer synced
+  // `own` already: it posts own's wake, perhaps not yet, and Write must wait for that post. Were
+  // Write to return instead, the late post would land on the wake of the thread's next Write,
+  // which would then lead beside the real leader: two threads on one connection.
+  if (own_to_syncer && !own.done && write_queue_.empty() && !syncing_ && !syncs_held_) {
     SyncCommitted(lock, &own, &woken);
     own_to_syncer = false;
   } else if (!unsynced_.empty() && !syncing_) {
@@ -450,9 +457,8 @@ bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
 void SqliteDatabase::RunSyncer() {
   std::unique_lock lock(write_mutex_);
   for (;;) {
-    sync_wanted_.wait(lock, [&] {
-      return stopping_ || (!unsynced_.empty() && !syncs_held_ && !syncing_);
-    });
+    sync_wanted_.wait(
+        lock, [&] { return stopping_ || (!unsynced_.empty() && !syncs_held_ && !syncing_); });
     if (unsynced_.empty() || syncing_) {
       if (stopping_ && unsynced_.empty()) return;  // every write acknowledged
       continue;
@@ -505,8 +511,7 @@ void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const Wri
 void SqliteDatabase::SyncWal(bool simulate_failure) {
   auto fail = [&](const std::string& what) {
     throw Error(ErrorCode::kUnavailable,
-                "SQLite database \"" + path_ + "\": " + what + " failed: " +
-                    std::strerror(errno) +
+                "SQLite database \"" + path_ + "\": " + what + " failed: " + std::strerror(errno) +
                     "; the last writes may not be on disk, and this database refuses writes from "
                     "now on: check the disk and the system log, then open the database again");
   };
@@ -554,6 +559,20 @@ void SqliteDatabase::HoldSyncsForTesting(bool hold) {
 void SqliteDatabase::FailNextSyncForTesting() {
   std::lock_guard lock(write_mutex_);
   fail_next_sync_ = true;
+}
+
+void SqliteDatabase::AfterEachBatchForTesting(std::function<void()> hook) {
+  std::lock_guard lock(write_mutex_);
+  after_each_batch_ = std::move(hook);
+}
+
+void SqliteDatabase::SyncNowForTesting() {
+  std::unique_lock lock(write_mutex_);
+  if (!unsynced_.empty() && !syncing_) SyncCommitted(lock, nullptr, nullptr);
+}
+
+int SqliteDatabase::UnconsumedWakesForTesting() {
+  return unconsumed_wakes_.load(std::memory_order_relaxed);
 }
 
 // ---- reads -----------------------------------------------------------------------------------

@@ -40,6 +40,7 @@
 
 #include <semaphore.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -181,6 +182,14 @@ class SqliteDatabase {
   // fdatasync that returned EIO would.
   void HoldSyncsForTesting(bool hold);
   void FailNextSyncForTesting();
+  // For tests of the leader: `hook` runs on the leader's thread after each batch it committed
+  // (nullptr: none); SyncNowForTesting syncs what is committed and unsynced on the calling thread,
+  // as the syncer would. UnconsumedWakesForTesting counts the writes, in this process, whose wake
+  // was posted more often than their thread waited: each such post is a bug, for it could instead
+  // land on the thread's next write.
+  void AfterEachBatchForTesting(std::function<void()> hook);
+  void SyncNowForTesting();
+  static int UnconsumedWakesForTesting();
 
  private:
   // A POSIX semaphore: unlike a condition variable, it may be posted after the mutex that
@@ -188,7 +197,12 @@ class SqliteDatabase {
   class Wakeup {
    public:
     Wakeup() { sem_init(&semaphore_, 0, 0); }
-    ~Wakeup() { sem_destroy(&semaphore_); }
+    ~Wakeup() {
+      int value = 0;
+      sem_getvalue(&semaphore_, &value);
+      if (value != 0) unconsumed_wakes_.fetch_add(1, std::memory_order_relaxed);
+      sem_destroy(&semaphore_);
+    }
     Wakeup(const Wakeup&) = delete;
     Wakeup& operator=(const Wakeup&) = delete;
     void Post() { sem_post(&semaphore_); }
@@ -200,6 +214,7 @@ class SqliteDatabase {
    private:
     sem_t semaphore_;
   };
+  static inline std::atomic<int> unconsumed_wakes_{0};
 
   // One Write call. Its thread sleeps on `wake` until it is the leader or its work is done; the
   // fields are written under write_mutex_ before `wake` is posted, which hands them over.
@@ -254,12 +269,13 @@ class SqliteDatabase {
   WriteStats write_stats_;   // guarded by write_mutex_
 
   // The syncer's state, guarded by write_mutex_.
-  std::vector<WriteRequest*> unsynced_;     // committed durable works, in commit order
+  std::vector<WriteRequest*> unsynced_;      // committed durable works, in commit order
   std::uint64_t unsynced_transactions_ = 0;  // the transactions that hold them
-  std::exception_ptr sync_failure_;         // set once a sync failed; every later Write fails
-  bool syncing_ = false;  // the syncer or a leader is syncing
+  std::exception_ptr sync_failure_;          // set once a sync failed; every later Write fails
+  bool syncing_ = false;                     // the syncer or a leader is syncing
   bool syncs_held_ = false;
   bool fail_next_sync_ = false;
+  std::function<void()> after_each_batch_;  // for tests; set while no write runs
   bool stopping_ = false;
   std::condition_variable sync_wanted_;
   // The write-ahead log's path, and its file descriptor, opened by the first sync; used by whoever
