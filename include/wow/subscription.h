@@ -9,7 +9,7 @@
 //
 // Built in: the reservation subscription (confirms and releases the keys of every stream, so a
 // process that stopped between an append and its confirmation loses no key) and the timer
-// subscription (applies timer facts to the TimerStore).
+// subscription (applies timer facts to the TimerStore; TimerService fires them).
 //
 // Thread-safety: a Subscription's Handle is called for one partition at a time per runner, but
 // different partitions concurrently: implementations must be safe for concurrent use.
@@ -42,7 +42,9 @@ std::shared_ptr<Subscription> NewReservationSubscription(
     std::shared_ptr<ReservationStore> reservations);
 
 // Applies every stream's timer facts to `timers` (put or cancel at the stream's version) for a
-// log of `partitions` partitions.
+// log of `partitions` partitions, and re-arms the timers parked on the stream's aggregate (due at
+// the stream's time: the target changed, so their command may now be taken; a target in another
+// context is not re-armed).
 std::shared_ptr<Subscription> NewTimerSubscription(std::shared_ptr<TimerStore> timers,
                                                    int partitions);
 

@@ -1,5 +1,5 @@
 // StartBackgroundThread: starts one of the library's own threads (command workers, subscription
-// tails, the SQLite syncer and checkpointer) with every signal blocked, so that a signal sent to
+// tails, the timer service, the SQLite syncer) with every signal blocked, so that a signal sent to
 // the process (SIGINT, SIGTERM) reaches the application's threads, which may be waiting for it
 // with sigwait, and never kills the process through a thread the application does not know of.
 //
@@ -9,6 +9,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
 #include <thread>
 #include <utility>
 
@@ -27,6 +31,15 @@ std::jthread StartBackgroundThread(F&& run) {
     ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous};
   return std::jthread(std::forward<F>(run));
+}
+
+// Sleeps for `duration`, or until `stop` is requested: how a background thread waits between
+// passes.
+inline void SleepFor(std::chrono::milliseconds duration, const std::stop_token& stop) {
+  std::mutex mutex;
+  std::condition_variable_any never;
+  std::unique_lock lock(mutex);
+  never.wait_for(lock, stop, duration, [] { return false; });
 }
 
 }  // namespace wow::core

@@ -13,14 +13,6 @@
 namespace wow {
 namespace {
 
-// Sleeps for `duration` or until `stop` is requested.
-void SleepFor(std::chrono::milliseconds duration, const std::stop_token& stop) {
-  std::mutex mutex;
-  std::condition_variable_any never;
-  std::unique_lock lock(mutex);
-  never.wait_for(lock, stop, duration, [] { return false; });
-}
-
 class ReservationSubscription final : public Subscription {
  public:
   explicit ReservationSubscription(std::shared_ptr<ReservationStore> reservations)
@@ -69,6 +61,12 @@ class TimerSubscription final : public Subscription {
       timer.rule = fact.rule;
       timers_->Put(timer);
     }
+    // The stream changed its aggregate: the timers parked on it are due again at once.
+    std::vector<TimerChange> rearm;
+    for (const Timer& parked : timers_->Parked(stream.ref)) {
+      rearm.push_back({TimerChange::Kind::kRearm, parked, stream.time});
+    }
+    if (!rearm.empty()) timers_->Settle(rearm);
   }
 
  private:
@@ -188,18 +186,18 @@ void SubscriptionRunner::Run(int partition, std::stop_token stop) {
       const int handled = Pump(partition, wait, stop, &state);
       if (handled == 0 && !stop.stop_requested()) {
         // Not leased here or idle: Tail already waited when leased; otherwise wait for the lease.
-        if (state.delivered.empty()) SleepFor(wait, stop);
+        if (state.delivered.empty()) core::SleepFor(wait, stop);
       } else if (handled < options_.batch) {
         // Caught up: let a few commits gather before the next pass rather than wake for each.
-        SleepFor(std::chrono::duration_cast<std::chrono::milliseconds>(
-                     started + options_.pass_interval - std::chrono::steady_clock::now()),
-                 stop);
+        core::SleepFor(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           started + options_.pass_interval - std::chrono::steady_clock::now()),
+                       stop);
       }
     } catch (const std::exception& e) {
       spdlog::warn("subscription delivery on partition {} failed; retrying in {} ms: {}", partition,
                    options_.retry_delay.count(), e.what());
       state.renew_lease_at = {};  // ask for the lease again before the next pass
-      SleepFor(options_.retry_delay, stop);
+      core::SleepFor(options_.retry_delay, stop);
     }
   }
   try {

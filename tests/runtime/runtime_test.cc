@@ -11,6 +11,7 @@
 #include "wow/error.h"
 #include "wow/store_wrappers.h"
 #include "wow/subscription.h"
+#include "wow/timer_service.h"
 #ifdef WOW_HAVE_SQLITE
 #include "wow/sqlite.h"
 #endif
@@ -417,6 +418,210 @@ TEST_P(Runtime, AStartedRunnerConfirmsKeysInTheBackground) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Runtime, ::testing::ValuesIn(Backends()),
+                         [](const auto& info) { return info.param.name; });
+
+// An aggregate whose timers send it Ping: taken while it is open, rejected while closed.
+struct Pinger {
+  int pings = 0;
+  bool open = true;
+};
+struct Arm {
+  static constexpr std::string_view kType = "test.Arm";
+  std::string key;
+  std::int64_t delay_ms = 0;
+  bool retry = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Arm, key, delay_ms, retry)
+struct Ping {
+  static constexpr std::string_view kType = "test.Ping";
+  bool unused = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ping, unused)
+struct SetOpen {
+  static constexpr std::string_view kType = "test.SetOpen";
+  bool open = true;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SetOpen, open)
+struct Armed {
+  static constexpr std::string_view kType = "test.Armed";
+  std::string key;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Armed, key)
+struct Pinged {
+  static constexpr std::string_view kType = "test.Pinged";
+  bool unused = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Pinged, unused)
+struct OpenSet {
+  static constexpr std::string_view kType = "test.OpenSet";
+  bool open = true;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OpenSet, open)
+
+std::shared_ptr<AggregateType<Pinger>> PingerType() {
+  auto type = std::make_shared<AggregateType<Pinger>>("pinger");
+  type->Apply<Armed>([](Pinger&, const Armed&) {})
+      .Apply<Pinged>([](Pinger& state, const Pinged&) { ++state.pings; })
+      .Apply<OpenSet>([](Pinger& state, const OpenSet& e) { state.open = e.open; })
+      .Decide<Arm>([](const Pinger&, const Arm& c, DecideScope& scope) {
+        TimerRule rule;
+        if (c.retry) rule = {"retry", 3, 1'000, 1'500};
+        scope.Schedule(c.key, scope.Now() + c.delay_ms, scope.self(), Ping{}, rule);
+        return Decision::Events(Armed{c.key});
+      })
+      .Decide<Ping>([](const Pinger& state, const Ping&, DecideScope&) {
+        if (!state.open) return Decision::Reject("CLOSED", "the pinger is closed");
+        return Decision::Events(Pinged{});
+      })
+      .Decide<SetOpen>([](const Pinger&, const SetOpen& c, DecideScope&) {
+        return Decision::Events(OpenSet{c.open});
+      });
+  return type;
+}
+
+class TimerServiceTest : public Runtime {
+ protected:
+  void SetUp() override {
+    Runtime::SetUp();
+    processor_ = Processor();
+    processor_->Register(PingerType());
+    runner_ = std::make_unique<SubscriptionRunner>(
+        stores_.log, std::vector{NewTimerSubscription(stores_.timers, 4)},
+        SubscriptionRunnerOptions{.node = "n1"});
+    service_ = std::make_unique<TimerService>(stores_.log, stores_.timers, processor_, clock_,
+                                              TimerServiceOptions{.node = "n1"});
+  }
+
+  CommandResult Send(const CommandMessage& command) {
+    return processor_->Process(pinger_, command);
+  }
+
+  // The timer subscription caught up with the log, then one pass of the service.
+  int Pass() {
+    runner_->CatchUp();
+    return service_->FireDue();
+  }
+
+  int Pings() {
+    const LoadedAggregate loaded = processor_->Load(pinger_);
+    return dynamic_cast<const TypedState<Pinger>&>(*loaded.state).state.pings;
+  }
+
+  const AggregateRef pinger_{std::string(eshop::kContext), "pinger", "t1", "p1"};
+  std::shared_ptr<CommandProcessor> processor_;
+  std::unique_ptr<SubscriptionRunner> runner_;  // the timer subscription, fed by CatchUp
+  std::unique_ptr<TimerService> service_;
+};
+
+TEST_P(TimerServiceTest, ADueTimerFiresItsCommandOnceAndIsDeleted) {
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 60'000})).kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 0) << "not due yet";
+  clock_->Advance(milliseconds(60'000));
+  EXPECT_EQ(Pass(), 1);
+  EXPECT_EQ(Pings(), 1);
+  EXPECT_FALSE(stores_.timers->Find(pinger_, "k")) << "done: deleted";
+  clock_->Advance(milliseconds(60'000));
+  EXPECT_EQ(Pass(), 0);
+  EXPECT_EQ(Pings(), 1);
+}
+
+TEST_P(TimerServiceTest, ATimerWhoseClaimExpiredFiresAgainAsADuplicateNotASecondCommand) {
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  runner_->CatchUp();
+  // A node claimed it, sent the command, and died before settling.
+  const Timer due = stores_.timers->Due({0, 1, 2, 3}, clock_->NowMillis(), 10).at(0);
+  ASSERT_EQ(stores_.timers->Settle({{TimerChange::Kind::kClaim, due, clock_->NowMillis() + 5}}), 1);
+  ASSERT_EQ(processor_
+                ->Process(pinger_, CommandMessage::Of(Ping{}),
+                          "timer:" + due.timer_id + ":" + std::to_string(due.attempt))
+                .kind,
+            CommandResult::Kind::kAccepted);
+  EXPECT_EQ(service_->FireDue(), 0) << "claimed until its expiry";
+  clock_->Advance(milliseconds(5));
+  EXPECT_EQ(service_->FireDue(), 1);
+  EXPECT_EQ(Pings(), 1) << "the second firing is the first's request again";
+  EXPECT_FALSE(stores_.timers->Find(pinger_, "k"));
+}
+
+TEST_P(TimerServiceTest, ARejectedRetryTimerBacksOffThenParksAndTheTargetsChangeRearmsIt) {
+  ASSERT_EQ(Send(CommandMessage::Of(SetOpen{false})).kind, CommandResult::Kind::kAccepted);
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0, /*retry=*/true})).kind,
+            CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 1);
+  auto timer = stores_.timers->Find(pinger_, "k");
+  ASSERT_TRUE(timer);
+  EXPECT_EQ(timer->state, TimerState::kPending);
+  EXPECT_EQ(timer->attempt, 1);
+  EXPECT_EQ(timer->due_at, clock_->NowMillis() + 1'000) << "backoff_ms";
+  EXPECT_EQ(Pass(), 0);
+
+  clock_->Advance(milliseconds(1'000));
+  EXPECT_EQ(Pass(), 1);
+  timer = stores_.timers->Find(pinger_, "k");
+  EXPECT_EQ(timer->attempt, 2);
+  EXPECT_EQ(timer->due_at, clock_->NowMillis() + 1'500) << "doubled, at most max_backoff_ms";
+
+  clock_->Advance(milliseconds(1'500));
+  EXPECT_EQ(Pass(), 1);
+  timer = stores_.timers->Find(pinger_, "k");
+  EXPECT_EQ(timer->state, TimerState::kParked) << "three attempts made";
+  EXPECT_EQ(timer->attempt, 3);
+  clock_->Advance(milliseconds(60'000));
+  EXPECT_EQ(Pass(), 0) << "parked timers are not due";
+
+  ASSERT_EQ(Send(CommandMessage::Of(SetOpen{true})).kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 1) << "the target changed: re-armed and fired";
+  EXPECT_EQ(Pings(), 1);
+  EXPECT_FALSE(stores_.timers->Find(pinger_, "k"));
+}
+
+TEST_P(TimerServiceTest, ARejectedOnceTimerParksAtOnceAndABadCommandParksToo) {
+  ASSERT_EQ(Send(CommandMessage::Of(SetOpen{false})).kind, CommandResult::Kind::kAccepted);
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 1);
+  EXPECT_EQ(stores_.timers->Find(pinger_, "k")->state, TimerState::kParked);
+
+  // A timer whose command no aggregate takes: refused as bad input, so parked.
+  runner_->CatchUp();
+  Timer bad = *stores_.timers->Find(pinger_, "k");
+  bad.key = "bad";
+  bad.timer_id = NewId();
+  bad.command_type = "test.Nothing";
+  bad.state = TimerState::kPending;
+  bad.due_at = clock_->NowMillis();
+  bad.attempt = 0;
+  ASSERT_TRUE(stores_.timers->Put(bad));
+  EXPECT_EQ(service_->FireDue(), 1);
+  EXPECT_EQ(stores_.timers->Find(pinger_, "bad")->state, TimerState::kParked);
+}
+
+TEST_P(TimerServiceTest, ANodeWithoutThePartitionsLeaseFiresNothing) {
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  runner_->CatchUp();
+  TimerService other(stores_.log, stores_.timers, processor_, clock_, {.node = "n2"});
+  EXPECT_EQ(service_->FireDue(), 1) << "n1 takes the leases";
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k2", 0})).kind, CommandResult::Kind::kAccepted);
+  runner_->CatchUp();
+  EXPECT_EQ(other.FireDue(), 0) << "n1 holds every lease";
+  EXPECT_EQ(Pings(), 1);
+}
+
+TEST_P(TimerServiceTest, AStartedServiceFiresDueTimersConcurrentlyInTheBackground) {
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  runner_->CatchUp();
+  TimerService started(stores_.log, stores_.timers, processor_, clock_,
+                       {.node = "n1", .poll_interval = milliseconds(5)});
+  started.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline && stores_.timers->Find(pinger_, "k")) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  started.Stop();
+  EXPECT_FALSE(stores_.timers->Find(pinger_, "k"));
+  EXPECT_EQ(Pings(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TimerServiceTest, ::testing::ValuesIn(Backends()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
