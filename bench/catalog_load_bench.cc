@@ -1,7 +1,7 @@
 // The catalog service's load, in process: CreateBrand commands through the CommandProcessor on
-// SQLite, set up as wow-catalog sets itself up (the same stores and options, the reservation and
-// timer subscriptions running), from many threads at once, without HTTP. Prints commands per
-// second and latency percentiles; compare with the same commands over HTTP
+// SQLite, set up as wow-catalog sets itself up (the same stores and options, the timer
+// subscription and the timer service running), from many threads at once, without HTTP. Prints
+// commands per second and latency percentiles; compare with the same commands over HTTP
 // (bench/catalog_http_bench.sh, wrk). docs/SERVICE.md gives the figures.
 //
 //   catalog_load_bench [--threads 64] [--seconds 10] [--synchronous full|normal|off]
@@ -32,6 +32,7 @@
 #include "wow/reservation_store.h"
 #include "wow/sqlite.h"
 #include "wow/subscription.h"
+#include "wow/timer_service.h"
 #include "wow/timer_store.h"
 
 namespace {
@@ -138,11 +139,12 @@ int main(int argc, char** argv) {
     timers = wow::NewSqliteTimerStore(db, std::string(eshop::kContext), options.partitions);
   }
   log->Create(options.partitions);
-  auto processor = std::make_unique<wow::CommandProcessor>(
+  auto processor = std::make_shared<wow::CommandProcessor>(
       log, reservations, clock, wow::CommandProcessorOptions{.workers = 1});
   processor->Register(eshop::BrandType());
   processor->Register(eshop::CategoryType());
   std::unique_ptr<wow::SubscriptionRunner> runner;
+  std::unique_ptr<wow::TimerService> timer_service;
   if (options.subscriptions) {
     // As wow-catalog: the reservation subscription only when the appends leave keys to confirm.
     std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
@@ -152,6 +154,9 @@ int main(int argc, char** argv) {
     }
     runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
     runner->Start();
+    timer_service = std::make_unique<wow::TimerService>(
+        log, timers, processor, clock, wow::TimerServiceOptions{.node = runner->node()});
+    timer_service->Start();
   }
 
   std::atomic<bool> go{false};
@@ -194,6 +199,7 @@ int main(int argc, char** argv) {
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const auto cpu_after = CpuSeconds();
   const wow::SqliteWriteStats stats = db ? wow::SqliteStats(db) : wow::SqliteWriteStats{};
+  timer_service.reset();
   if (runner) runner->Stop();
 
   std::vector<std::uint32_t> all;

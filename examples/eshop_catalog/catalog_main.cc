@@ -25,6 +25,7 @@
 #include "wow/error.h"
 #include "wow/sqlite.h"
 #include "wow/subscription.h"
+#include "wow/timer_service.h"
 
 #if defined(__SANITIZE_THREAD__)
 // Debian's libcpp-httplib is not built with ThreadSanitizer, so the statics it initialises lazily
@@ -142,7 +143,7 @@ int Run(const Flags& flags) {
   std::shared_ptr<wow::TimerStore> timers =
       wow::NewSqliteTimerStore(db, std::string(eshop::kContext), partitions);
 
-  auto processor = std::make_unique<wow::CommandProcessor>(
+  auto processor = std::make_shared<wow::CommandProcessor>(
       eshop::MeterEventLog(log, metrics), eshop::MeterReservations(reservations, metrics), clock,
       wow::CommandProcessorOptions{.workers = 1});
   processor->Register(eshop::BrandType());
@@ -157,6 +158,10 @@ int Run(const Flags& flags) {
   }
   auto runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
   runner->Start();
+  // Fires the timers aggregates set (the catalog's own set none), on the runner's leases.
+  auto timer_service = std::make_unique<wow::TimerService>(
+      log, timers, processor, clock, wow::TimerServiceOptions{.node = runner->node()});
+  timer_service->Start();
 
   httplib::Server server;
   const int threads = flags.threads;
@@ -191,6 +196,7 @@ int Run(const Flags& flags) {
   watcher.join();
 
   spdlog::info("HTTP server stopped; stopping the subscriptions and closing the store");
+  timer_service.reset();
   runner->Stop();
   runner.reset();
   processor.reset();

@@ -1,6 +1,7 @@
 // TimerService: fires the due timers of the partitions this node leases (DESIGN §7).
 //
-// One pass (FireDue) takes the lease of each partition it can, reads the timers due by the clock,
+// One pass (FireDue) takes the lease of each partition it can (renewing it a third of the way
+// through lease_ttl), reads the timers due by the clock,
 // and for each: claims it (FIRING until now + claim_ttl, so a timer whose node dies is due again
 // by itself), sends its command through the CommandProcessor with the request id
 // "timer:<timer_id>:<attempt>" (a timer fired again after a lost claim is a duplicate, not a
@@ -23,8 +24,11 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "wow/command_processor.h"
 #include "wow/event_log.h"
@@ -66,6 +70,15 @@ class TimerService {
   const std::string& node() const { return options_.node; }
 
  private:
+  // A partition's lease as this service last took it.
+  struct PartitionLease {
+    bool held = false;
+    EpochMillis renew_at = 0;  // by the clock
+  };
+
+  // The partitions whose lease this node holds, taking or renewing those due (a third of
+  // lease_ttl after the last take: a pass does not write a lease every time).
+  std::set<int> Leased();
   // Claims, fires and settles `timer`; true when its command was sent.
   bool Fire(const Timer& timer);
 
@@ -74,6 +87,8 @@ class TimerService {
   std::shared_ptr<CommandProcessor> processor_;
   std::shared_ptr<const Clock> clock_;
   TimerServiceOptions options_;
+  std::mutex leases_mutex_;
+  std::vector<PartitionLease> leases_;  // by partition; guarded by leases_mutex_
   std::jthread thread_;
 };
 

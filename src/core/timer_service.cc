@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include "core/background_thread.h"
@@ -61,11 +62,26 @@ TimerService::TimerService(std::shared_ptr<EventLog> log, std::shared_ptr<TimerS
 
 TimerService::~TimerService() { Stop(); }
 
-int TimerService::FireDue() {
+std::set<int> TimerService::Leased() {
+  std::lock_guard lock(leases_mutex_);
+  const int partitions = log_->partitions();
+  leases_.resize(static_cast<size_t>(partitions));
   std::set<int> leased;
-  for (int p = 0; p < log_->partitions(); ++p) {
-    if (log_->AcquireLease(p, options_.node, options_.lease_ttl)) leased.insert(p);
+  const EpochMillis now = clock_->NowMillis();
+  for (int p = 0; p < partitions; ++p) {
+    PartitionLease& lease = leases_[static_cast<size_t>(p)];
+    if (now >= lease.renew_at) {
+      lease.held = log_->AcquireLease(p, options_.node, options_.lease_ttl);
+      // Renewed a third of the way through; one not held is tried again at the next pass.
+      lease.renew_at = lease.held ? now + options_.lease_ttl.count() / 3 : now;
+    }
+    if (lease.held) leased.insert(p);
   }
+  return leased;
+}
+
+int TimerService::FireDue() {
+  const std::set<int> leased = Leased();
   if (leased.empty()) return 0;
   int fired = 0;
   for (const Timer& timer : timers_->Due(leased, clock_->NowMillis(), options_.batch)) {
