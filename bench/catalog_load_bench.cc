@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
   const auto duration = std::chrono::duration<double>(options.seconds);
   SteadyClock::time_point start;
   std::pair<double, double> cpu_before;
+  wow::SqliteWriteStats stats_before;
   {
     std::vector<std::jthread> threads;
     for (int t = 0; t < options.threads; ++t) {
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
       });
     }
     cpu_before = CpuSeconds();
+    if (db) stats_before = wow::SqliteStats(db);
     start = SteadyClock::now();
     go = true;
   }
@@ -221,13 +223,22 @@ int main(int argc, char** argv) {
       Percentile(all, 99.9), all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system),
       per_command(user), per_command(system), (user + system) / elapsed);
   if (db) {
-    // Counted from the file's opening: the setup's few writes are included.
-    auto ratio = [](std::uint64_t a, std::uint64_t b) { return b == 0 ? 0.0 : double(a) / b; };
+    // Counted over the run: the writer's share of the wall time is how close it is to being the
+    // limit; its time per write is what one more write costs it.
+    const std::uint64_t transactions = stats.transactions - stats_before.transactions;
+    const std::uint64_t works = stats.works - stats_before.works;
+    const std::uint64_t syncs = stats.syncs - stats_before.syncs;
+    const double writing = (stats.writing_micros - stats_before.writing_micros) / 1e6;
+    const double syncing = (stats.syncing_micros - stats_before.syncing_micros) / 1e6;
+    auto ratio = [](double a, double b) { return b == 0 ? 0.0 : a / b; };
     std::printf(
-        "sqlite writer: %llu transactions, %.1f writes each; %llu syncs, %.1f transactions "
-        "each\n",
-        static_cast<unsigned long long>(stats.transactions), ratio(stats.works, stats.transactions),
-        static_cast<unsigned long long>(stats.syncs), ratio(stats.synced, stats.syncs));
+        "sqlite writer: %llu transactions, %.1f writes each, %.0f us a write; busy %.0f%% of the "
+        "run\nsqlite syncs: %llu, %.1f transactions each, %.0f us each; busy %.0f%% of the run\n",
+        static_cast<unsigned long long>(transactions), ratio(works, transactions),
+        ratio(writing * 1e6, works), 100 * writing / elapsed,
+        static_cast<unsigned long long>(syncs),
+        ratio(stats.synced - stats_before.synced, syncs), ratio(syncing * 1e6, syncs),
+        100 * syncing / elapsed);
   }
 
   runner.reset();

@@ -208,6 +208,15 @@ std::string ServiceMetrics::Render() const {
     counter("wow_sqlite_synced_transactions_total",
             "Transactions acknowledged only once synced to disk.", stats.synced);
     counter("wow_sqlite_syncs_total", "Syncs of the write-ahead log.", stats.syncs);
+    auto seconds = [&](std::string_view name, std::string_view help, std::uint64_t micros) {
+      Header(out, name, "counter", help);
+      out += fmt::format("{} {:.6f}\n", name, micros / 1e6);
+    };
+    seconds("wow_sqlite_writing_seconds_total",
+            "Time the single writer spent in write transactions (its rate is the writer's load).",
+            stats.writing_micros);
+    seconds("wow_sqlite_syncing_seconds_total", "Time spent syncing the write-ahead log.",
+            stats.syncing_micros);
   }
   return out;
 }

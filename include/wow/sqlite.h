@@ -89,6 +89,12 @@ struct SqliteWriteStats {
   std::uint64_t works = 0;         // the writes they held: appends, reservation and timer changes...
   std::uint64_t synced = 0;        // transactions acknowledged only once synced (synchronous=FULL)
   std::uint64_t syncs = 0;         // the syncs of the write-ahead log that did it
+  // Time the writer connection spent in write transactions (from BEGIN through COMMIT, the
+  // works included), and time spent in the syncs. Their growth over an interval, divided by the
+  // interval, is how busy the single writer and the disk were: a writer near 100% is the
+  // database's limit.
+  std::uint64_t writing_micros = 0;
+  std::uint64_t syncing_micros = 0;
 };
 
 // The write statistics of `db`. REQUIRES: db is not null.

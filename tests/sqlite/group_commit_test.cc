@@ -260,5 +260,19 @@ TEST_F(SqliteGroupCommitTest, AppendAllIsOneTransactionWhateverItsSize) {
   EXPECT_EQ(db->write_stats().transactions - before.transactions, 1u);
 }
 
+// The writer's busy time counts the works it ran inside their transaction; the sync time counts
+// only syncs (synchronous=NORMAL syncs nothing at commit).
+TEST_F(SqliteGroupCommitTest, WritingTimeCountsTheWorksRunInTheTransaction) {
+  SqliteOptions options;
+  options.synchronous = SqliteOptions::Synchronous::kNormal;
+  auto db = OpenSqliteDatabase(path_, options);
+  const auto before = db->write_stats();
+  db->Write([](sqlite::Connection&) { std::this_thread::sleep_for(milliseconds(30)); });
+  const auto after = db->write_stats();
+  EXPECT_GE(after.writing_micros - before.writing_micros, 30'000u);
+  EXPECT_LT(after.writing_micros - before.writing_micros, 30'000'000u);
+  EXPECT_EQ(after.syncing_micros, before.syncing_micros);
+}
+
 }  // namespace
 }  // namespace wow::sqlite_test

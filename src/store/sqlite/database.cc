@@ -296,6 +296,15 @@ void SqliteDatabase::CheckAndInitialize() {
 
 // ---- writes ----------------------------------------------------------------------------------
 
+namespace {
+
+std::uint64_t MicrosOf(std::chrono::steady_clock::duration elapsed) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+}
+
+}  // namespace
+
 // How many batches one leader commits at least before it hands the writer on.
 constexpr int kLeaderRounds = 4;
 
@@ -345,12 +354,15 @@ bool SqliteDatabase::Lead(WriteRequest& own) {
     lock.unlock();
     post_woken();  // the previous batch's, while this one runs
     bool committed = false;
+    const auto began = std::chrono::steady_clock::now();
     if (refused) {
       for (WriteRequest* request : batch) request->error = refused;
     } else {
       committed = RunBatch(batch);
     }
+    const auto ran = std::chrono::steady_clock::now() - began;
     lock.lock();
+    write_stats_.writing_micros += MicrosOf(ran);
     bool durable = false;
     for (size_t i = 0; i < batch.size(); ++i) {
       WriteRequest* finished = write_queue_.front();
@@ -481,6 +493,7 @@ void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const Wri
     for (WriteRequest* request : *done_already) request->wake.Post();
     done_already->clear();
   }
+  const auto began = std::chrono::steady_clock::now();
   if (!failure) {
     try {
       SyncWal(fail);
@@ -488,8 +501,10 @@ void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const Wri
       failure = std::current_exception();
     }
   }
+  const auto took = std::chrono::steady_clock::now() - began;
   lock.lock();
   syncing_ = false;
+  write_stats_.syncing_micros += MicrosOf(took);
   if (failure) {
     sync_failure_ = failure;
   } else {
