@@ -101,6 +101,24 @@ bool ReservationRows::Releasable(const std::optional<Reservation>& seen, const A
 
 bool ReservationRows::Confirm(Connection& w, const ReservationScope& scope, const std::string& key,
                               const AggregateRef& owner, Version version, EpochMillis now) const {
+  // The common case, the owner's pending reservation (live or expired: the fact committed), is
+  // one UPDATE in place; anything else is read and judged below.
+  const std::string table = TableOf(scope);
+  const bool owner_of_scope = owner.context == scope.context && owner.aggregate == scope.aggregate;
+  if (owner_of_scope && db_->TableExists(w, table)) {
+    Query(w, "UPDATE " + Quoted(table) +
+                 " SET expires_at = NULL, holds = '[]', version = ?6 WHERE tenant_id = ?1 AND "
+                 "ns = ?2 AND key = ?3 AND owner_tenant_id = ?4 AND owner_id = ?5 AND "
+                 "expires_at IS NOT NULL")
+        .Bind(1, scope.tenant_id)
+        .Bind(2, scope.ns)
+        .Bind(3, key)
+        .Bind(4, owner.tenant_id)
+        .Bind(5, owner.id)
+        .Bind(6, version)
+        .Run();
+    if (w.Changes() == 1) return true;
+  }
   const std::optional<Reservation> r = Load(w, scope, key);
   if (const std::optional<bool> answer = ConfirmAnswerWithoutWrite(r, owner, version, now)) {
     return *answer;
