@@ -208,6 +208,9 @@ std::string ServiceMetrics::Render() const {
     counter("wow_sqlite_synced_transactions_total",
             "Transactions acknowledged only once synced to disk.", stats.synced);
     counter("wow_sqlite_syncs_total", "Syncs of the write-ahead log.", stats.syncs);
+    counter("wow_sqlite_reader_syncs_total",
+            "Syncs a tail ran before delivering entries another process may not have synced.",
+            stats.reader_syncs);
     auto seconds = [&](std::string_view name, std::string_view help, std::uint64_t micros) {
       Header(out, name, "counter", help);
       out += fmt::format("{} {:.6f}\n", name, micros / 1e6);

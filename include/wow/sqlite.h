@@ -86,15 +86,17 @@ std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
 // benchmarks. Counters only grow.
 struct SqliteWriteStats {
   std::uint64_t transactions = 0;  // write transactions committed
-  std::uint64_t works = 0;         // the writes they held: appends, reservation and timer changes...
-  std::uint64_t synced = 0;        // transactions acknowledged only once synced (synchronous=FULL)
-  std::uint64_t syncs = 0;         // the syncs of the write-ahead log that did it
+  std::uint64_t works = 0;   // the writes they held: appends, reservation and timer changes...
+  std::uint64_t synced = 0;  // transactions acknowledged only once synced (synchronous=FULL)
+  std::uint64_t syncs = 0;   // the syncs of the write-ahead log that did it
   // Time the writer connection spent in write transactions (from BEGIN through COMMIT, the
   // works included), and time spent in the syncs. Their growth over an interval, divided by the
   // interval, is how busy the single writer and the disk were: a writer near 100% is the
   // database's limit.
   std::uint64_t writing_micros = 0;
   std::uint64_t syncing_micros = 0;
+  // Syncs a tail ran before delivering entries another process may not have synced yet.
+  std::uint64_t reader_syncs = 0;
 };
 
 // The write statistics of `db`. REQUIRES: db is not null.
@@ -106,8 +108,7 @@ SqliteWriteStats SqliteStats(const std::shared_ptr<SqliteDatabase>& db);
 // Appends of concurrent threads are committed together (group commit); Tail finds this process's
 // commits at once and other processes' by polling (50 ms, doubling to 1 s while idle).
 // Throws Error(kInvalidArgument) for a malformed context or a null db or clock.
-std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
-                                            std::string context,
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
                                             std::shared_ptr<const Clock> clock);
 
 // The reservations of every context in `db`. Each operation is one read-modify-write transaction

@@ -1,6 +1,7 @@
 // The syncer and the checkpointer (synchronous=FULL): a durable write is acknowledged only once
 // the write-ahead log is synced after its commit, and batches committed meanwhile share one sync;
-// lazy writes do not wait for it; the log's tails never see an entry before it is synced; a
+// lazy writes do not wait for it; the log's tails never see an entry before it is synced, another
+// process's included (they sync the log themselves first); a
 // failed sync fails its writes and every later one; the write-ahead log stays bounded under writes
 // that never pause.
 #include <gtest/gtest.h>
@@ -40,6 +41,60 @@ class SqliteSyncTest : public ::testing::Test {
   std::shared_ptr<SqliteDatabase> db_ = OpenSqliteDatabase(path_);
   std::shared_ptr<EventLog> log_ = NewSqliteEventLog(db_, kContext, clock_);
 };
+
+// A second database handle on the file stands for another process: it has its own writer and
+// syncer, and cannot see this handle's appends in flight.
+TEST_F(SqliteSyncTest, AnotherProcesssUnsyncedEntryReachesATailOnlyAfterTheTailSyncedTheLog) {
+  auto other_db = OpenSqliteDatabase(path_);
+  auto other_log = NewSqliteEventLog(other_db, kContext, clock_);
+  other_log->Create(kPartitions);
+  const int partition = PartitionOf("t1", "p1", kPartitions);
+  const auto before = db_->write_stats();
+  db_->HoldSyncsForTesting(true);
+  std::atomic<bool> returned{false};
+  std::jthread appender([&] {
+    EXPECT_TRUE(log_->Append(MakeStream(Ref("p1"), 1)).appended());
+    returned = true;
+  });
+  ASSERT_TRUE(Eventually([&] { return db_->write_stats().transactions > before.transactions; }));
+  ASSERT_FALSE(returned) << "held: committed, not synced";
+
+  EXPECT_EQ(other_db->write_stats().reader_syncs, 0u);
+  ASSERT_EQ(other_log->ReadAfter(partition, 0, 10).size(), 1u);
+  EXPECT_EQ(other_db->write_stats().reader_syncs, 1u)
+      << "the other process's tail delivered an entry nobody had synced";
+  ASSERT_EQ(other_log->ReadAfter(partition, 0, 10).size(), 1u);
+  EXPECT_EQ(other_db->write_stats().reader_syncs, 1u) << "synced already: no second sync";
+
+  db_->HoldSyncsForTesting(false);
+}
+
+TEST_F(SqliteSyncTest, ATailSyncsOnceToCatchUpOnAnotherProcesssEntriesAndNeverForItsOwn) {
+  auto other_db = OpenSqliteDatabase(path_);
+  auto other_log = NewSqliteEventLog(other_db, kContext, clock_);
+  other_log->Create(kPartitions);
+  const int partition = PartitionOf("t1", "q1", kPartitions);
+  for (Version v = 1; v <= 5; ++v)
+    ASSERT_TRUE(other_log->Append(MakeStream(Ref("q1"), v)).appended());
+  for (Sequence after = 0; after < 5; ++after) {
+    ASSERT_EQ(log_->ReadAfter(partition, after, 1).size(), 1u) << after;
+  }
+  EXPECT_EQ(db_->write_stats().reader_syncs, 1u) << "one sync covers the whole snapshot";
+  EXPECT_EQ(other_db->write_stats().reader_syncs, 0u) << "its own acknowledged appends";
+  for (Sequence after = 0; after < 5; ++after) {
+    ASSERT_EQ(other_log->ReadAfter(partition, after, 1).size(), 1u) << after;
+  }
+  EXPECT_EQ(other_db->write_stats().reader_syncs, 0u);
+
+  // synchronous=NORMAL promises no sync at commit, so its tails run none either.
+  SqliteOptions normal;
+  normal.synchronous = SqliteOptions::Synchronous::kNormal;
+  auto normal_db = OpenSqliteDatabase(path_, normal);
+  auto normal_log = NewSqliteEventLog(normal_db, kContext, clock_);
+  normal_log->Create(kPartitions);
+  ASSERT_EQ(normal_log->ReadAfter(partition, 0, 10).size(), 5u);
+  EXPECT_EQ(normal_db->write_stats().reader_syncs, 0u);
+}
 
 TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
   const Stream stream = MakeStream(Ref("b1"), 1);

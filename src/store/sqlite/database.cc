@@ -523,6 +523,43 @@ void SqliteDatabase::SyncCommitted(std::unique_lock<std::mutex>& lock, const Wri
   lock.lock();
 }
 
+namespace {
+
+// Opens the write-ahead log `wal` to sync it, and syncs its directory, for the log may be new and
+// its directory entry must be on disk too. Returns -1 when the log does not exist and
+// `missing_ok`; throws what `fail` throws for every other failure (errno set).
+template <typename Fail>
+int OpenWalToSync(const std::string& wal_path, bool missing_ok, const Fail& fail) {
+  const std::filesystem::path wal = wal_path;
+  const int fd = ::open(wal.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (missing_ok && errno == ENOENT) return -1;
+    fail("opening the write-ahead log " + wal.string() + " to sync it");
+  }
+  const std::string directory = wal.parent_path().empty() ? "." : wal.parent_path().string();
+  const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int synced = dir < 0 ? -1 : ::fsync(dir);
+  const int saved = errno;
+  if (dir >= 0) ::close(dir);
+  if (synced != 0) {
+    ::close(fd);
+    errno = saved;
+    fail("syncing the directory " + directory);
+  }
+  return fd;
+}
+
+// fdatasync, retried when interrupted. Returns 0, or -1 with errno set.
+int DataSync(int fd) {
+  int rc;
+  do {
+    rc = ::fdatasync(fd);
+  } while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
+}  // namespace
+
 void SqliteDatabase::SyncWal(bool simulate_failure) {
   auto fail = [&](const std::string& what) {
     throw Error(ErrorCode::kUnavailable,
@@ -533,29 +570,34 @@ void SqliteDatabase::SyncWal(bool simulate_failure) {
   if (wal_file_.fd < 0) {
     // The writer has committed, so the log exists; it stays the same file while this process
     // has the database open (SQLite removes it only when the last connection closes).
-    const std::filesystem::path wal = wal_path_;
-    wal_file_.fd = ::open(wal.c_str(), O_RDONLY | O_CLOEXEC);
-    if (wal_file_.fd < 0) fail("opening the write-ahead log " + wal.string() + " to sync it");
-    // The log may be new: its directory entry must be on disk too.
-    const std::string directory = wal.parent_path().empty() ? "." : wal.parent_path().string();
-    const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) fail("opening the directory " + directory + " to sync it");
-    const int synced = ::fsync(dir);
-    const int saved = errno;
-    ::close(dir);
-    errno = saved;
-    if (synced != 0) fail("syncing the directory " + directory);
+    wal_file_.fd = OpenWalToSync(wal_path_, false, fail);
   }
-  int rc;
-  do {
-    rc = simulate_failure ? (errno = EIO, -1) : ::fdatasync(wal_file_.fd);
-  } while (rc != 0 && errno == EINTR);
+  const int rc = simulate_failure ? (errno = EIO, -1) : DataSync(wal_file_.fd);
   if (rc != 0) fail("syncing the write-ahead log");
+}
+
+void SqliteDatabase::SyncForReaders() {
+  auto fail = [&](const std::string& what) {
+    throw Error(ErrorCode::kUnavailable,
+                "SQLite database \"" + path_ + "\": " + what + " failed: " + std::strerror(errno) +
+                    "; entries another process committed may not be on disk, so they are not "
+                    "delivered: check the disk and the system log");
+  };
+  std::lock_guard lock(reader_sync_mutex_);
+  if (reader_wal_file_.fd < 0) {
+    // Once it exists, the log stays the same file while this process has the database open.
+    reader_wal_file_.fd = OpenWalToSync(wal_path_, true, fail);
+    if (reader_wal_file_.fd < 0) return;
+  }
+  if (DataSync(reader_wal_file_.fd) != 0) fail("syncing the write-ahead log");
+  reader_syncs_.fetch_add(1, std::memory_order_relaxed);
 }
 
 SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
   std::lock_guard lock(write_mutex_);
-  return write_stats_;
+  WriteStats stats = write_stats_;
+  stats.reader_syncs = reader_syncs_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 size_t SqliteDatabase::queued_writes() const {

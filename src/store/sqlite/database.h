@@ -171,6 +171,13 @@ class SqliteDatabase {
   // The commit signal of `context`'s log in this process, shared by its logs on this database.
   std::shared_ptr<store::CommitSignal> Signal(const std::string& context, int partitions);
 
+  // Makes every transaction committed to the file so far, by this process or another, durable:
+  // syncs the write-ahead log on the calling thread (nothing when the file has none: its commits
+  // were checkpointed into the file, synced). For readers that must not act on another process's
+  // commit before it is on disk. Throws Error(kUnavailable) when the sync fails; this database's
+  // writes go on (its syncer's next sync meets the same failure, if it covers them).
+  void SyncForReaders();
+
   // See SqliteStats (wow/sqlite.h).
   using WriteStats = SqliteWriteStats;
   WriteStats write_stats() const;
@@ -285,6 +292,10 @@ class SqliteDatabase {
     int fd = -1;
     ~WalFile();
   } wal_file_;
+  // SyncForReaders' own descriptor of the log, opened by its first sync, and its count.
+  std::mutex reader_sync_mutex_;
+  WalFile reader_wal_file_;  // guarded by reader_sync_mutex_
+  std::atomic<std::uint64_t> reader_syncs_{0};
   std::jthread syncer_;
 
   std::mutex readers_mutex_;

@@ -7,7 +7,11 @@
 //
 // A commit is visible before the syncer has it on disk (database.h). Until its Append returns, an
 // entry this log appended is "unsynced": ReadAfter, and so every tail of this process, stops
-// before it, so that a subscriber never handles an entry a power loss could take back.
+// before it, so that a subscriber never handles an entry a power loss could take back. Another
+// process's entries may be unsynced too, and this process cannot see its appends: under
+// synchronous=FULL, before ReadAfter returns an entry past the last one this process knows durable
+// (an append of its own acknowledged, or a sync of its own), it syncs the write-ahead log itself
+// (SqliteDatabase::SyncForReaders). A process writing alone never pays for it.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -182,7 +186,7 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
           }
         },
         static_cast<int>(streams.size()));
-    unsynced.Clear();  // on disk now: before the tails are woken
+    unsynced.Acknowledge();  // on disk now: before the tails are woken
     std::set<int> committed;
     for (const AppendResult& result : results) {
       if (result.appended()) committed.insert(result.position().partition);
@@ -287,41 +291,52 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
     Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
     Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
     RequirePartition(partition);
-    return db_->Read([&](Connection& r) {
-      std::vector<Entry> entries;
+    Sequence head = 0;
+    std::vector<Entry> entries = db_->Read([&](Connection& r) {
+      std::vector<Entry> read;
       sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
-      const Sequence head = LastSequence(r, partition);
+      head = LastSequence(r, partition);
       if (head <= after) {
         snapshot.Commit();
-        return entries;
+        return read;
       }
       const Sequence last = after + std::min<Sequence>(limit, head - after);
-      entries.reserve(static_cast<size_t>(last - after));
+      read.reserve(static_cast<size_t>(last - after));
       const std::vector<sqlite::RegisteredTable> tables = db_->Tables(r, TableKind::kLog, context_);
       for (const sqlite::RegisteredTable& table : tables) {
         Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table.name) +
                        " WHERE position > ?1 AND position <= ?2 ORDER BY position");
         q.Bind(1, sqlite::PositionKey(partition, after))
             .Bind(2, sqlite::PositionKey(partition, last));
-        while (q.Step()) ReadRow(q, context_, table.aggregate, true, entries.emplace_back());
+        while (q.Step()) ReadRow(q, context_, table.aggregate, true, read.emplace_back());
       }
       snapshot.Commit();
       if (tables.size() > 1) {
-        std::sort(entries.begin(), entries.end(),
+        std::sort(read.begin(), read.end(),
                   [](const Entry& a, const Entry& b) { return a.position < b.position; });
       }
-      // Read after the snapshot: an entry it holds is unsynced still, or was synced.
-      const Sequence synced = LastSyncedBefore(partition, last);
-      Sequence expected = after + 1;
-      size_t run = 0;
-      while (run < entries.size() && entries[run].position.sequence == expected &&
-             expected <= synced) {
-        ++run;
-        ++expected;
-      }
-      entries.resize(run);
-      return entries;
+      return read;
     });
+    if (entries.empty()) return entries;
+    // Checked after the snapshot: an entry it holds is unsynced still, or was synced.
+    const auto [synced, durable] = SyncedAndDurable(partition, entries.back().position.sequence);
+    Sequence expected = after + 1;
+    size_t run = 0;
+    while (run < entries.size() && entries[run].position.sequence == expected &&
+           expected <= synced) {
+      ++run;
+      ++expected;
+    }
+    entries.resize(run);
+    // Past what this process knows durable, an entry may be another process's commit that its
+    // syncer has not synced yet: sync the log here first (that covers every commit so far, the
+    // whole snapshot included).
+    if (run > 0 && entries.back().position.sequence > durable &&
+        db_->options().synchronous == SqliteOptions::Synchronous::kFull) {
+      db_->SyncForReaders();
+      RaiseDurable(partition, head);
+    }
+    return entries;
   }
 
   std::vector<Entry> Tail(int partition, Sequence after, int limit,
@@ -437,7 +452,7 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
   class UnsyncedEntries {
    public:
     explicit UnsyncedEntries(SqliteEventLog& log) : log_(log) {}
-    ~UnsyncedEntries() { Clear(); }
+    ~UnsyncedEntries() { Forget(false); }
     UnsyncedEntries(const UnsyncedEntries&) = delete;
     UnsyncedEntries& operator=(const UnsyncedEntries&) = delete;
 
@@ -448,25 +463,47 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
       keys_.push_back(key);
     }
 
-    // The entries are synced, or were never committed.
-    void Clear() {
+    // The append returned: its entries, and every entry before them in their partitions, are as
+    // durable as the database's synchronous setting makes an acknowledged append.
+    void Acknowledge() { Forget(true); }
+
+   private:
+    void Forget(bool acknowledged) {
       if (keys_.empty()) return;
       std::lock_guard lock(log_.unsynced_mutex_);
-      for (std::int64_t key : keys_) log_.unsynced_.erase(log_.unsynced_.find(key));
+      for (std::int64_t key : keys_) {
+        log_.unsynced_.erase(log_.unsynced_.find(key));
+        if (acknowledged) {
+          const Position position = sqlite::KeyPosition(key);
+          Sequence& durable = log_.durable_[position.partition];
+          durable = std::max(durable, position.sequence);
+        }
+      }
       keys_.clear();
     }
 
-   private:
     SqliteEventLog& log_;
     std::vector<std::int64_t> keys_;
   };
 
-  // `last`, or the sequence before `partition`'s first unsynced entry when that is not after it.
-  Sequence LastSyncedBefore(int partition, Sequence last) {
+  // For `partition`'s entries up to `last`: `last`, or the sequence before the first unsynced
+  // entry when that is not after it; and the sequence through which this process knows the
+  // partition durable.
+  std::pair<Sequence, Sequence> SyncedAndDurable(int partition, Sequence last) {
     std::lock_guard lock(unsynced_mutex_);
+    const auto durable_it = durable_.find(partition);
+    const Sequence durable = durable_it == durable_.end() ? 0 : durable_it->second;
     const auto first = unsynced_.lower_bound(sqlite::PositionKey(partition, 1));
-    if (first == unsynced_.end() || *first > sqlite::PositionKey(partition, last)) return last;
-    return sqlite::KeyPosition(*first).sequence - 1;
+    if (first == unsynced_.end() || *first > sqlite::PositionKey(partition, last)) {
+      return {last, durable};
+    }
+    return {sqlite::KeyPosition(*first).sequence - 1, durable};
+  }
+
+  void RaiseDurable(int partition, Sequence sequence) {
+    std::lock_guard lock(unsynced_mutex_);
+    Sequence& durable = durable_[partition];
+    durable = std::max(durable, sequence);
   }
 
   // The outcome of appending `stream` in the open write transaction: a duplicate request first,
@@ -581,6 +618,9 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
   std::shared_ptr<store::CommitSignal> signal_;
   std::mutex unsynced_mutex_;
   std::multiset<std::int64_t> unsynced_;  // the position keys of the unsynced entries
+  // Per partition, the sequence through which every entry is known durable: this process
+  // acknowledged an append there, or synced the log after reading that far.
+  std::map<int, Sequence> durable_;
 };
 
 }  // namespace
