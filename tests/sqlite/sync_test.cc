@@ -44,7 +44,7 @@ class SqliteSyncTest : public ::testing::Test {
 
 // A second database handle on the file stands for another process: it has its own writer and
 // syncer, and cannot see this handle's appends in flight.
-TEST_F(SqliteSyncTest, AnotherProcesssUnsyncedEntryReachesATailOnlyAfterTheTailSyncedTheLog) {
+TEST_F(SqliteSyncTest, ConcurrentUnsyncedAppendOfAnotherProcessReachesATailOnlyAfterTheTailSyncedTheLog) {
   auto other_db = OpenSqliteDatabase(path_);
   auto other_log = NewSqliteEventLog(other_db, kContext, clock_);
   other_log->Create(kPartitions);
