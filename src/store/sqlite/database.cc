@@ -583,13 +583,19 @@ void SqliteDatabase::SyncForReaders() {
                     "; entries another process committed may not be on disk, so they are not "
                     "delivered: check the disk and the system log");
   };
+  // Concurrent callers share syncs: a sync that started after this call began covers every
+  // commit its caller saw.
+  const std::uint64_t started_before = reader_syncs_started_.load();
   std::lock_guard lock(reader_sync_mutex_);
+  if (reader_synced_through_ > started_before) return;
   if (reader_wal_file_.fd < 0) {
     // Once it exists, the log stays the same file while this process has the database open.
     reader_wal_file_.fd = OpenWalToSync(wal_path_, true, fail);
     if (reader_wal_file_.fd < 0) return;
   }
+  const std::uint64_t mine = reader_syncs_started_.fetch_add(1) + 1;
   if (DataSync(reader_wal_file_.fd) != 0) fail("syncing the write-ahead log");
+  reader_synced_through_ = mine;
   reader_syncs_.fetch_add(1, std::memory_order_relaxed);
 }
 

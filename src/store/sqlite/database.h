@@ -292,9 +292,12 @@ class SqliteDatabase {
     int fd = -1;
     ~WalFile();
   } wal_file_;
-  // SyncForReaders' own descriptor of the log, opened by its first sync, and its count.
+  // SyncForReaders' own descriptor of the log, opened by its first sync; its syncs, numbered as
+  // they start; the number of the last that succeeded; their count.
   std::mutex reader_sync_mutex_;
   WalFile reader_wal_file_;  // guarded by reader_sync_mutex_
+  std::atomic<std::uint64_t> reader_syncs_started_{0};
+  std::uint64_t reader_synced_through_ = 0;  // guarded by reader_sync_mutex_
   std::atomic<std::uint64_t> reader_syncs_{0};
   std::jthread syncer_;
 
