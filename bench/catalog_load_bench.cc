@@ -237,9 +237,8 @@ int main(int argc, char** argv) {
         "%llu by tails\n",
         static_cast<unsigned long long>(transactions), ratio(works, transactions),
         ratio(writing * 1e6, works), 100 * writing / elapsed,
-        static_cast<unsigned long long>(syncs),
-        ratio(stats.synced - stats_before.synced, syncs), ratio(syncing * 1e6, syncs),
-        100 * syncing / elapsed,
+        static_cast<unsigned long long>(syncs), ratio(stats.synced - stats_before.synced, syncs),
+        ratio(syncing * 1e6, syncs), 100 * syncing / elapsed,
         static_cast<unsigned long long>(stats.reader_syncs - stats_before.reader_syncs));
   }
 

@@ -44,7 +44,8 @@ class SqliteSyncTest : public ::testing::Test {
 
 // A second database handle on the file stands for another process: it has its own writer and
 // syncer, and cannot see this handle's appends in flight.
-TEST_F(SqliteSyncTest, ConcurrentUnsyncedAppendOfAnotherProcessReachesATailOnlyAfterTheTailSyncedTheLog) {
+TEST_F(SqliteSyncTest,
+       ConcurrentUnsyncedAppendOfAnotherProcessReachesATailOnlyAfterTheTailSyncedTheLog) {
   auto other_db = OpenSqliteDatabase(path_);
   auto other_log = NewSqliteEventLog(other_db, kContext, clock_);
   other_log->Create(kPartitions);
@@ -74,8 +75,9 @@ TEST_F(SqliteSyncTest, ATailSyncsOnceToCatchUpOnAnotherProcesssEntriesAndNeverFo
   auto other_log = NewSqliteEventLog(other_db, kContext, clock_);
   other_log->Create(kPartitions);
   const int partition = PartitionOf("t1", "q1", kPartitions);
-  for (Version v = 1; v <= 5; ++v)
+  for (Version v = 1; v <= 5; ++v) {
     ASSERT_TRUE(other_log->Append(MakeStream(Ref("q1"), v)).appended());
+  }
   for (Sequence after = 0; after < 5; ++after) {
     ASSERT_EQ(log_->ReadAfter(partition, after, 1).size(), 1u) << after;
   }
