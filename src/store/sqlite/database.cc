@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -563,7 +563,8 @@ int DataSync(int fd) {
 void SqliteDatabase::SyncWal(bool simulate_failure) {
   auto fail = [&](const std::string& what) {
     throw Error(ErrorCode::kUnavailable,
-                "SQLite database \"" + path_ + "\": " + what + " failed: " + std::strerror(errno) +
+                "SQLite database \"" + path_ + "\": " + what +
+                    " failed: " + std::generic_category().message(errno) +
                     "; the last writes may not be on disk, and this database refuses writes from "
                     "now on: check the disk and the system log, then open the database again");
   };
@@ -579,7 +580,8 @@ void SqliteDatabase::SyncWal(bool simulate_failure) {
 void SqliteDatabase::SyncForReaders() {
   auto fail = [&](const std::string& what) {
     throw Error(ErrorCode::kUnavailable,
-                "SQLite database \"" + path_ + "\": " + what + " failed: " + std::strerror(errno) +
+                "SQLite database \"" + path_ + "\": " + what +
+                    " failed: " + std::generic_category().message(errno) +
                     "; entries another process committed may not be on disk, so they are not "
                     "delivered: check the disk and the system log");
   };
