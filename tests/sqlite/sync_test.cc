@@ -98,6 +98,36 @@ TEST_F(SqliteSyncTest, ATailSyncsOnceToCatchUpOnAnotherProcesssEntriesAndNeverFo
   EXPECT_EQ(normal_db->write_stats().reader_syncs, 0u);
 }
 
+// Callers that arrive while a reader sync runs cannot count on it (it started before their
+// snapshots were taken, so it may not cover them), but one sync started after they arrived covers
+// them all: three callers, two syncs.
+TEST_F(SqliteSyncTest, ConcurrentReaderSyncsShareOneSyncStartedAfterTheyArrived) {
+  ASSERT_TRUE(log_->Append(MakeStream(Ref("s1"), 1)).appended());  // the log exists
+  std::atomic<int> arrived{0};
+  std::atomic<int> syncing{0};
+  std::atomic<bool> release{false};
+  db_->ReaderSyncHooksForTesting([&] { ++arrived; },
+                                 [&] {
+                                   if (++syncing == 1) {
+                                     while (!release) std::this_thread::yield();
+                                   }
+                                 });
+  const std::uint64_t before = db_->write_stats().reader_syncs;
+  {
+    std::jthread first([&] { db_->SyncForReaders(); });
+    ASSERT_TRUE(Eventually([&] { return syncing == 1; }));
+    std::jthread second([&] { db_->SyncForReaders(); });
+    std::jthread third([&] { db_->SyncForReaders(); });
+    ASSERT_TRUE(Eventually([&] { return arrived == 3; }));
+    release = true;
+  }
+  EXPECT_EQ(db_->write_stats().reader_syncs - before, 2u)
+      << "the two callers that arrived during the first sync share the next one, and neither "
+         "counts on the first";
+  EXPECT_EQ(syncing, 2);
+  db_->ReaderSyncHooksForTesting(nullptr, nullptr);
+}
+
 TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
   const Stream stream = MakeStream(Ref("b1"), 1);
   const int partition = PartitionOf("t1", "b1", kPartitions);

@@ -588,6 +588,7 @@ void SqliteDatabase::SyncForReaders() {
   // Concurrent callers share syncs: a sync that started after this call began covers every
   // commit its caller saw.
   const std::uint64_t started_before = reader_syncs_started_.load();
+  if (reader_arrived_hook_) reader_arrived_hook_();
   std::lock_guard lock(reader_sync_mutex_);
   if (reader_synced_through_ > started_before) return;
   if (reader_wal_file_.fd < 0) {
@@ -596,6 +597,7 @@ void SqliteDatabase::SyncForReaders() {
     if (reader_wal_file_.fd < 0) return;
   }
   const std::uint64_t mine = reader_syncs_started_.fetch_add(1) + 1;
+  if (reader_syncing_hook_) reader_syncing_hook_();
   if (DataSync(reader_wal_file_.fd) != 0) fail("syncing the write-ahead log");
   reader_synced_through_ = mine;
   reader_syncs_.fetch_add(1, std::memory_order_relaxed);
@@ -629,6 +631,13 @@ void SqliteDatabase::FailNextSyncForTesting() {
 void SqliteDatabase::AfterEachBatchForTesting(std::function<void()> hook) {
   std::lock_guard lock(write_mutex_);
   after_each_batch_ = std::move(hook);
+}
+
+void SqliteDatabase::ReaderSyncHooksForTesting(std::function<void()> arrived,
+                                               std::function<void()> syncing) {
+  std::lock_guard lock(reader_sync_mutex_);
+  reader_arrived_hook_ = std::move(arrived);
+  reader_syncing_hook_ = std::move(syncing);
 }
 
 void SqliteDatabase::SyncNowForTesting() {

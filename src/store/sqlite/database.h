@@ -197,6 +197,10 @@ class SqliteDatabase {
   void AfterEachBatchForTesting(std::function<void()> hook);
   void SyncNowForTesting();
   static int UnconsumedWakesForTesting();
+  // For tests of SyncForReaders (nullptr: none): `arrived` runs on each caller's thread once it
+  // noted the syncs started before it; `syncing` on the syncing thread, before its fdatasync. Set
+  // them while no SyncForReaders runs.
+  void ReaderSyncHooksForTesting(std::function<void()> arrived, std::function<void()> syncing);
 
  private:
   // A POSIX semaphore: unlike a condition variable, it may be posted after the mutex that
@@ -299,6 +303,8 @@ class SqliteDatabase {
   std::atomic<std::uint64_t> reader_syncs_started_{0};
   std::uint64_t reader_synced_through_ = 0;  // guarded by reader_sync_mutex_
   std::atomic<std::uint64_t> reader_syncs_{0};
+  std::function<void()> reader_arrived_hook_;  // for tests; set while no SyncForReaders runs
+  std::function<void()> reader_syncing_hook_;
   std::jthread syncer_;
 
   std::mutex readers_mutex_;
