@@ -234,6 +234,17 @@ inline void CreateRawLogTable(RawDb& db, const std::string& name) {
              name + "_request ON " + name + " (tenant_id, request_id);");
 }
 
+// The reservation table's equivalent, laid out as the store lays it out: rows in write order, a
+// unique index on the key.
+inline void CreateRawReservationTable(RawDb& db, const std::string& name) {
+  db.Execute("CREATE TABLE IF NOT EXISTS " + name +
+             " (tenant_id TEXT NOT NULL, ns TEXT NOT NULL, key TEXT NOT NULL, owner_tenant_id TEXT "
+             "NOT NULL, owner_id TEXT NOT NULL, expires_at INTEGER, holds TEXT NOT NULL, version "
+             "INTEGER);"
+             "CREATE UNIQUE INDEX IF NOT EXISTS " +
+             name + "_key ON " + name + " (tenant_id, ns, key);");
+}
+
 inline std::string RawInsertSql(const std::string& table) {
   return "INSERT INTO " + table +
          " (position, tenant_id, aggregate_id, version, request_id, time, events, facts, "

@@ -56,10 +56,7 @@ void BM_Raw_ThreeWritesPerCommand(benchmark::State& state) {
   static RawDb db(dir.File("raw.db"), Synchronous::kFull);
   static const bool created = [] {
     CreateRawLogTable(db, "log");
-    db.Execute(
-        "CREATE TABLE IF NOT EXISTS keys (tenant_id TEXT NOT NULL, ns TEXT NOT NULL, key TEXT NOT "
-        "NULL, owner_tenant_id TEXT NOT NULL, owner_id TEXT NOT NULL, expires_at INTEGER, holds "
-        "TEXT NOT NULL, version INTEGER, PRIMARY KEY (tenant_id, ns, key)) WITHOUT ROWID");
+    CreateRawReservationTable(db, "keys");
     return true;
   }();
   benchmark::DoNotOptimize(created);
@@ -107,10 +104,7 @@ void BM_Raw_TwoBatchedWritesPerCommand(benchmark::State& state) {
   BenchDir dir;
   RawDb db(dir.File("raw-batched.db"), Synchronous::kFull);
   CreateRawLogTable(db, "log");
-  db.Execute(
-      "CREATE TABLE keys (tenant_id TEXT NOT NULL, ns TEXT NOT NULL, key TEXT NOT NULL, "
-      "owner_tenant_id TEXT NOT NULL, owner_id TEXT NOT NULL, expires_at INTEGER, holds TEXT NOT "
-      "NULL, version INTEGER, PRIMARY KEY (tenant_id, ns, key)) WITHOUT ROWID");
+  CreateRawReservationTable(db, "keys");
   StreamFactory streams;
   const std::string events = streams.EventsText();
   const std::string facts = streams.FactsText();

@@ -40,10 +40,7 @@ void BM_Raw_ReserveConfirm(benchmark::State& state) {
   static BenchDir dir;
   static RawDb db(dir.File("raw-keys.db"), Synchronous::kFull);
   static const bool created = [] {
-    db.Execute(
-        "CREATE TABLE IF NOT EXISTS keys (tenant_id TEXT NOT NULL, ns TEXT NOT NULL, key TEXT NOT "
-        "NULL, owner_tenant_id TEXT NOT NULL, owner_id TEXT NOT NULL, expires_at INTEGER, holds "
-        "TEXT NOT NULL, version INTEGER, PRIMARY KEY (tenant_id, ns, key)) WITHOUT ROWID");
+    CreateRawReservationTable(db, "keys");
     return true;
   }();
   benchmark::DoNotOptimize(created);

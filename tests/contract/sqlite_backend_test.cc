@@ -2,6 +2,7 @@
 // directory. The stores of one test share nothing; synchronous=NORMAL keeps the suites fast (the
 // contracts are about semantics; durability is tested in tests/sqlite).
 #include "contract/backends.h"
+#include "sqlite/sqlite_test_support.h"
 #include "wow/sqlite.h"
 
 namespace wow::contract {
@@ -26,7 +27,25 @@ Backend SqliteBackend() {
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreContract, ::testing::Values(SqliteBackend()),
+// The reservation tables the suite uses, in the layout of earlier builds: files written by them
+// keep it.
+Backend SqliteEarlierReservationTablesBackend() {
+  Backend backend = SqliteBackend();
+  backend.name = "SqliteEarlierReservationTables";
+  backend.reservations = [](const BackendEnv& env) {
+    auto db = OpenIn(env);
+    for (const auto& [context, aggregate] :
+         {std::pair{"shop", "user"}, std::pair{"shop", "admin"}, std::pair{"crm", "user"}}) {
+      sqlite_test::CreateEarlierReservationTable(env.dir->File("wow.db"), context, aggregate);
+    }
+    return NewSqliteReservationStore(db, env.clock);
+  };
+  return backend;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreContract,
+                         ::testing::Values(SqliteBackend(),
+                                           SqliteEarlierReservationTablesBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, EventLogContract, ::testing::Values(SqliteBackend()),
                          BackendName());

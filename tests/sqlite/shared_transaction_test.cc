@@ -14,9 +14,14 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class SqliteSharedTransactionTest : public ::testing::Test {
+// The parameter: whether the file's reservation table has the layout of earlier builds
+// (CreateEarlierReservationTable).
+class SqliteSharedTransactionTest : public ::testing::TestWithParam<bool> {
  protected:
-  void SetUp() override { log_->Create(kPartitions); }
+  void SetUp() override {
+    log_->Create(kPartitions);
+    if (GetParam()) CreateEarlierReservationTable(dir_.File("wow.db"), kContext, "brand");
+  }
 
   // The scope of MakeStream's reserved key.
   static ReservationScope Names() { return {kContext, "brand", "t1", "shop.brand-name"}; }
@@ -39,7 +44,7 @@ class SqliteSharedTransactionTest : public ::testing::Test {
   std::unique_ptr<ReservationStore> reservations_ = NewSqliteReservationStore(db_, clock_);
 };
 
-TEST_F(SqliteSharedTransactionTest, AnAppendConfirmsTheKeysItsStreamReserved) {
+TEST_P(SqliteSharedTransactionTest, AnAppendConfirmsTheKeysItsStreamReserved) {
   ASSERT_TRUE(
       reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
@@ -48,9 +53,17 @@ TEST_F(SqliteSharedTransactionTest, AnAppendConfirmsTheKeysItsStreamReserved) {
   EXPECT_EQ(key->state, ReservationState::kConfirmed);
   EXPECT_EQ(key->owner, Ref("b1"));
   EXPECT_EQ(key->version, 1);
+  // New tables keep their rows in insertion order, found by a unique index on the key (a key's
+  // confirmation then rewrites a recent page, not a random one); earlier tables stay as they are.
+  const std::string schema = RawDb(dir_.File("wow.db"))
+                                 .Text(
+                                     "SELECT group_concat(sql, ';') FROM sqlite_master WHERE "
+                                     "tbl_name = 'wow_reservation__shop__brand'");
+  EXPECT_EQ(schema.find("WITHOUT ROWID") != std::string::npos, GetParam()) << schema;
+  EXPECT_EQ(schema.find("CREATE UNIQUE INDEX") != std::string::npos, !GetParam()) << schema;
 }
 
-TEST_F(SqliteSharedTransactionTest, AnAppendReleasesTheKeysItsStreamReleased) {
+TEST_P(SqliteSharedTransactionTest, AnAppendReleasesTheKeysItsStreamReleased) {
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 2, "globex", /*released=*/"acme")).appended());
   EXPECT_FALSE(reservations_->Find(Names(), "acme").has_value());
@@ -58,7 +71,7 @@ TEST_F(SqliteSharedTransactionTest, AnAppendReleasesTheKeysItsStreamReleased) {
   EXPECT_EQ(reservations_->Find(Names(), "globex")->version, 2);
 }
 
-TEST_F(SqliteSharedTransactionTest, AnAppendThatDoesNotLandAppliesNoFact) {
+TEST_P(SqliteSharedTransactionTest, AnAppendThatDoesNotLandAppliesNoFact) {
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   // Version 3 after 1: a conflict, whose key stays free and whose release does nothing.
   ASSERT_EQ(log_->Append(Reserving(Ref("b1"), 3, "globex", "acme")).kind(),
@@ -68,7 +81,7 @@ TEST_F(SqliteSharedTransactionTest, AnAppendThatDoesNotLandAppliesNoFact) {
   EXPECT_EQ(reservations_->Find(Names(), "acme")->version, 1);
 }
 
-TEST_F(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
+TEST_P(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
   ASSERT_TRUE(
       reservations_->Reserve(Names(), "acme", Ref("b2"), "attempt-2", milliseconds(30'000)));
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
@@ -79,7 +92,7 @@ TEST_F(SqliteSharedTransactionTest, AKeyAnotherAggregateHoldsStaysItsOwn) {
   EXPECT_FALSE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1)) << "the processor reports it";
 }
 
-TEST_F(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
+TEST_P(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
   const auto before = Stats();
   EXPECT_TRUE(reservations_->Confirm(Names(), "acme", Ref("b1"), 1));     // the eager path
@@ -95,7 +108,7 @@ TEST_F(SqliteSharedTransactionTest, AConfirmationOrReleaseFoundDoneOnlyReads) {
   EXPECT_EQ(Stats().transactions, before.transactions + 2);
 }
 
-TEST_F(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
+TEST_P(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
   auto timers = NewSqliteTimerStore(db_, kContext, kPartitions);
   const auto start = Stats();
   ASSERT_TRUE(
@@ -112,7 +125,7 @@ TEST_F(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
   EXPECT_EQ(Stats().synced, start.synced + 2) << "an import has no stream to rebuild it from";
 }
 
-TEST_F(SqliteSharedTransactionTest, TheStoreConfirmsOnTheAppendsOfALogOnItsOwnFileOnly) {
+TEST_P(SqliteSharedTransactionTest, TheStoreConfirmsOnTheAppendsOfALogOnItsOwnFileOnly) {
   EXPECT_TRUE(reservations_->ConfirmsOnAppend(*log_));
   EXPECT_TRUE(reservations_->ConfirmsOnAppend(EventLogWrapper(log_))) << "wrappers pass appends on";
   auto other_db = OpenSqliteDatabase(dir_.File("other.db"));
@@ -120,6 +133,11 @@ TEST_F(SqliteSharedTransactionTest, TheStoreConfirmsOnTheAppendsOfALogOnItsOwnFi
   EXPECT_FALSE(reservations_->ConfirmsOnAppend(*NewMemoryEventLog(kContext, clock_)));
   EXPECT_FALSE(NewMemoryReservationStore(clock_)->ConfirmsOnAppend(*log_));
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, SqliteSharedTransactionTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "EarlierReservationTable" : "ReservationTable";
+                         });
 
 TEST(SqliteWriteSync, UnderSynchronousNormalNothingWaitsForTheDisk) {
   testing_support::TempDir dir;

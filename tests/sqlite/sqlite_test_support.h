@@ -3,9 +3,10 @@
 // processes bounded in time.
 #pragma once
 
-#include <sqlite3.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,8 +20,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "wow/error.h"
 #include "wow/stream.h"
@@ -113,6 +112,22 @@ class RawDb {
  private:
   sqlite3* db_ = nullptr;
 };
+
+// Creates and registers the reservation table of `context` and `aggregate` in the file at `path`
+// (whose format record exists) as builds up to commit ac1faa4 created it: WITHOUT ROWID, keyed by
+// the key. Files written then keep such tables, and the stores must use them as their own.
+inline void CreateEarlierReservationTable(const std::string& path, const std::string& context,
+                                          const std::string& aggregate) {
+  const std::string name = "wow_reservation__" + context + "__" + aggregate;
+  RawDb raw(path);
+  raw.Exec(
+      "CREATE TABLE \"" + name +
+      "\" (tenant_id TEXT NOT NULL, ns TEXT NOT NULL, key TEXT NOT NULL, owner_tenant_id TEXT "
+      "NOT NULL, owner_id TEXT NOT NULL, expires_at INTEGER, holds TEXT NOT NULL, version "
+      "INTEGER, PRIMARY KEY (tenant_id, ns, key)) WITHOUT ROWID; INSERT INTO wow_tables (name, "
+      "kind, context, aggregate, format) VALUES ('" +
+      name + "', 'reservation', '" + context + "', '" + aggregate + "', 3)");
+}
 
 // Forks a child that runs `body` and exits with what it returns (1 when it throws). The child
 // must not use any SQLite connection the parent had open before the fork: open its own.

@@ -98,6 +98,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
              index("request") + " ON " + t + " (tenant_id, request_id);\n";
     case TableKind::kReservation:
       // One row per reserved key; expires_at is null when confirmed, version null when pending.
+      // Rows lie in write order, found through the unique key index: a key is confirmed soon
+      // after it is reserved, so the confirmation rewrites a recent page, not a random one.
+      // Tables of earlier builds are WITHOUT ROWID tables keyed by the key; the SQL is the same.
       return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
   tenant_id TEXT NOT NULL,
   ns TEXT NOT NULL,
@@ -106,10 +109,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
   owner_id TEXT NOT NULL,
   expires_at INTEGER,
   holds TEXT NOT NULL,
-  version INTEGER,
-  PRIMARY KEY (tenant_id, ns, key)
-) WITHOUT ROWID;
-)sql";
+  version INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
+             index("key") + " ON " + t + " (tenant_id, ns, key);\n";
     case TableKind::kTimer:
       // One row per timer, unique per owner and key; partial indexes for due and parked timers.
       return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
