@@ -234,12 +234,13 @@ int main(int argc, char** argv) {
     std::printf(
         "sqlite writer: %llu transactions, %.1f writes each, %.0f us a write; busy %.0f%% of the "
         "run\nsqlite syncs: %llu, %.1f transactions each, %.0f us each; busy %.0f%% of the run; "
-        "%llu by tails\n",
+        "%llu by tails; %llu checkpoints off the writer\n",
         static_cast<unsigned long long>(transactions), ratio(works, transactions),
         ratio(writing * 1e6, works), 100 * writing / elapsed,
         static_cast<unsigned long long>(syncs), ratio(stats.synced - stats_before.synced, syncs),
         ratio(syncing * 1e6, syncs), 100 * syncing / elapsed,
-        static_cast<unsigned long long>(stats.reader_syncs - stats_before.reader_syncs));
+        static_cast<unsigned long long>(stats.reader_syncs - stats_before.reader_syncs),
+        static_cast<unsigned long long>(stats.checkpoints - stats_before.checkpoints));
   }
 
   runner.reset();

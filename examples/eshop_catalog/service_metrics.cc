@@ -211,6 +211,9 @@ std::string ServiceMetrics::Render() const {
     counter("wow_sqlite_reader_syncs_total",
             "Syncs a tail ran before delivering entries another process may not have synced.",
             stats.reader_syncs);
+    counter("wow_sqlite_checkpoints_total",
+            "Checkpoints the checkpointer thread ran (the write-ahead log copied into the file).",
+            stats.checkpoints);
     auto seconds = [&](std::string_view name, std::string_view help, std::uint64_t micros) {
       Header(out, name, "counter", help);
       out += fmt::format("{} {:.6f}\n", name, micros / 1e6);

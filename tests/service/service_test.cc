@@ -423,6 +423,7 @@ TEST_F(CatalogService, HealthzAndMetricsAnswer) {
   EXPECT_EQ(counter("wow_sqlite_synced_transactions_total"), 0) << metrics.body;
   EXPECT_EQ(counter("wow_sqlite_syncs_total"), 0);
   EXPECT_EQ(counter("wow_sqlite_reader_syncs_total"), 0);
+  EXPECT_EQ(counter("wow_sqlite_checkpoints_total"), 0) << "two writes fill no 256 pages";
   EXPECT_NE(metrics.body.find("\nwow_sqlite_writing_seconds_total "), std::string::npos);
   EXPECT_NE(metrics.body.find("\nwow_sqlite_syncing_seconds_total 0.000000\n"), std::string::npos)
       << metrics.body;

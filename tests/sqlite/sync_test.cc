@@ -225,6 +225,20 @@ TEST_F(SqliteSyncTest, AFailedSyncFailsItsWriteAndEveryLaterWriteUntilReopened) 
 
 // Four threads append without a pause about 40 MiB of streams: checkpoints copy the log into the
 // file and the log restarts from its beginning, so it never holds more than a few thousand pages.
+// The checkpointer copies the log into the file as the writer commits, before the writer's own
+// checkpoint (past 2,000 frames) would.
+TEST_F(SqliteSyncTest, TheCheckpointerCopiesTheLogIntoTheFileOffTheWritersPath) {
+  const std::uintmax_t file_before = std::filesystem::file_size(path_);
+  for (int i = 0; i < 100; ++i) {  // about 5 pages each: 500 frames
+    ASSERT_TRUE(log_->Append(MakeStream(Ref("c" + std::to_string(i)), 1, 16 * 1024)).appended());
+  }
+  ASSERT_TRUE(Eventually([&] { return db_->write_stats().checkpoints >= 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    return std::filesystem::file_size(path_) > file_before + 1024 * 1024;
+  })) << "the pages reached the file: "
+      << std::filesystem::file_size(path_) << " bytes";
+}
+
 TEST_F(SqliteSyncTest, ConcurrentWritesThatNeverPauseKeepTheWriteAheadLogBounded) {
   constexpr int kThreads = 4;
   constexpr int kStreams = 600;  // per thread, 16 KiB each

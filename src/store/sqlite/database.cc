@@ -1,6 +1,7 @@
 #include "store/sqlite/database.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -195,6 +196,8 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
     writer_->Execute("PRAGMA synchronous = NORMAL");
     syncer_ = core::StartBackgroundThread([this] { RunSyncer(); });
   }
+  sqlite3_wal_hook(writer_->handle(), &SqliteDatabase::OnWalCommit, this);
+  checkpointer_ = core::StartBackgroundThread([this] { RunCheckpointer(); });
 }
 
 SqliteDatabase::~SqliteDatabase() {
@@ -204,6 +207,12 @@ SqliteDatabase::~SqliteDatabase() {
   }
   sync_wanted_.notify_all();
   syncer_ = {};  // joins
+  {
+    std::lock_guard lock(checkpoint_mutex_);
+    checkpointer_stopping_ = true;
+  }
+  checkpoint_wanted_.notify_all();
+  checkpointer_ = {};  // joins
 }
 
 SqliteDatabase::WalFile::~WalFile() {
@@ -467,6 +476,65 @@ bool SqliteDatabase::RunBatch(const std::vector<WriteRequest*>& batch) {
   return false;
 }
 
+// ---- checkpoints -----------------------------------------------------------------------------
+
+namespace {
+
+// The checkpointer copies the log into the file every this many frames the writer appends...
+constexpr int kCheckpointerFrames = 256;
+// ...and the writer checkpoints itself past this many: a checkpoint that starts while no commit
+// of this process runs can copy the whole log, so that the next transaction restarts it from its
+// beginning. The checkpointer alone never catches up with a writer that never pauses.
+constexpr int kWriterCheckpointFrames = 2000;
+
+}  // namespace
+
+int SqliteDatabase::OnWalCommit(void* self, sqlite3* db, const char* name, int frames) {
+  auto& database = *static_cast<SqliteDatabase*>(self);
+  if (frames >= kWriterCheckpointFrames) {
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    return SQLITE_OK;  // as SQLite's own automatic checkpoint: a failure is retried next time
+  }
+  int& requested = database.checkpoint_requested_frames_;
+  if (frames < requested) requested = 0;  // the log restarted
+  if (frames - requested >= kCheckpointerFrames) {
+    requested = frames;
+    {
+      std::lock_guard lock(database.checkpoint_mutex_);
+      database.checkpoint_requested_ = true;
+    }
+    database.checkpoint_wanted_.notify_one();
+  }
+  return SQLITE_OK;
+}
+
+void SqliteDatabase::RunCheckpointer() {
+  std::unique_ptr<Connection> connection;
+  std::unique_lock lock(checkpoint_mutex_);
+  for (;;) {
+    checkpoint_wanted_.wait(lock, [&] { return checkpointer_stopping_ || checkpoint_requested_; });
+    if (checkpointer_stopping_) return;
+    checkpoint_requested_ = false;
+    lock.unlock();
+    try {
+      if (!connection) connection = std::make_unique<Connection>(ConnectionOptionsFor(true));
+      const int rc = sqlite3_wal_checkpoint_v2(connection->handle(), "main",
+                                               SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      if (rc == SQLITE_OK) checkpoints_.fetch_add(1, std::memory_order_relaxed);
+      if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        spdlog::warn(
+            "SQLite database \"{}\": a checkpoint failed ({}); the writer's next one "
+            "retries it",
+            path_, sqlite3_errstr(rc));
+      }
+    } catch (const std::exception& failure) {
+      spdlog::warn("SQLite database \"{}\": the checkpointer cannot open its connection: {}", path_,
+                   failure.what());
+    }
+    lock.lock();
+  }
+}
+
 // ---- the syncer ------------------------------------------------------------------------------
 
 void SqliteDatabase::RunSyncer() {
@@ -610,6 +678,7 @@ SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
   std::lock_guard lock(write_mutex_);
   WriteStats stats = write_stats_;
   stats.reader_syncs = reader_syncs_.load(std::memory_order_relaxed);
+  stats.checkpoints = checkpoints_.load(std::memory_order_relaxed);
   return stats;
 }
 

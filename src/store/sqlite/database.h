@@ -21,11 +21,13 @@
 // database then refuses every later write (after a failed fsync the kernel may have dropped the
 // unsynced pages, so no later sync could vouch for them).
 //
-// Checkpoints stay on the writer, as SQLite's automatic checkpoint runs them (after a commit that
-// leaves the write-ahead log over 1000 pages): only a checkpoint with no commit of this process
-// running meanwhile can copy the whole log, which lets the next transaction restart it from its
-// beginning. A checkpointer thread of its own, measured, never caught up with a writer that never
-// paused, and the log grew without bound.
+// Checkpoints are mostly off the writer's path. A checkpointer thread, woken by the writer every
+// 256 frames it commits, copies the write-ahead log into the file (PASSIVE, beside the writer).
+// It never catches up with a writer that never pauses, so the writer still checkpoints itself
+// once the log holds 2000 frames (instead of SQLite's automatic checkpoint at 1000): only a
+// checkpoint with no commit of this process running meanwhile can copy the whole log, which lets
+// the next transaction restart it from its beginning; by then the checkpointer has copied most of
+// it. (A checkpointer alone, measured, let the log grow without bound.)
 //
 // Reads go through Read, on a pool of reader connections (WAL: readers never wait for the writer).
 // A reader may see a commit shortly before it is synced: a power loss in that window loses it with
@@ -267,6 +269,12 @@ class SqliteDatabase {
   // Makes everything written to the write-ahead log so far durable; throws Error when it cannot
   // (or, for tests, when `simulate_failure`).
   void SyncWal(bool simulate_failure);
+  // sqlite3_wal_hook of the writer, after each commit that leaves `frames` in the write-ahead log:
+  // wakes the checkpointer every kCheckpointerFrames, and checkpoints on the writer past
+  // kWriterCheckpointFrames.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
+  // The checkpointer thread: copies the log's frames into the file (PASSIVE) when woken.
+  void RunCheckpointer();
 
   const std::string path_;
   const SqliteOptions options_;
@@ -306,6 +314,15 @@ class SqliteDatabase {
   std::function<void()> reader_arrived_hook_;  // for tests; set while no SyncForReaders runs
   std::function<void()> reader_syncing_hook_;
   std::jthread syncer_;
+
+  // The checkpointer's state, guarded by checkpoint_mutex_ (requested_frames_: the writer's).
+  std::mutex checkpoint_mutex_;
+  std::condition_variable checkpoint_wanted_;
+  bool checkpoint_requested_ = false;
+  bool checkpointer_stopping_ = false;
+  int checkpoint_requested_frames_ = 0;  // the log's frames at the last wake; the writer's own
+  std::atomic<std::uint64_t> checkpoints_{0};
+  std::jthread checkpointer_;
 
   std::mutex readers_mutex_;
   std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;
