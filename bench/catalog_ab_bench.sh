@@ -2,7 +2,7 @@
 # Two builds of the catalog service compared in the same minutes: rounds of, for each build in
 # turn, bench/catalog_http_bench.sh (create-brand commands through HTTP with wrk, then in process
 # with catalog_load_bench, each on a fresh SQLite file, synchronous=full). This machine's speed
-# drifts, so a ratio is read within one round. docs/SERVICE.md quotes the figures.
+# drifts, so a ratio is read within one round. docs/PERFORMANCE.md quotes the figures.
 #
 #   bash bench/catalog_ab_bench.sh OLD_BUILD_DIR NEW_BUILD_DIR [ROUNDS] [SECONDS] [CONNECTIONS]
 #

@@ -1,5 +1,5 @@
 -- wrk script: POST /tenants/{tenant}/brands with a name no other request uses, so every request
--- is a create that commits (201). Used by bench/catalog_http_bench.sh; see docs/SERVICE.md.
+-- is a create that commits (201). Used by bench/catalog_http_bench.sh; see docs/PERFORMANCE.md.
 --   wrk -t2 -c64 -d10s -s bench/catalog_create_brand.lua http://127.0.0.1:8080
 -- WRK_TENANT (default "load") names the tenant. Each wrk thread numbers its own requests and
 -- starts from a random prefix, so threads and runs never repeat a name.

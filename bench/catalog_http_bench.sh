@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create-brand commands per second through HTTP (wrk) on a fresh SQLite file, and the same
-# commands in process (catalog_load_bench), on this machine. docs/SERVICE.md quotes the figures.
+# commands in process (catalog_load_bench), on this machine. docs/PERFORMANCE.md quotes the figures.
 #
 #   bash bench/catalog_http_bench.sh [BUILD_DIR] [CONNECTIONS] [SECONDS] [SYNCHRONOUS]
 #

@@ -2,7 +2,7 @@
 // SQLite, set up as wow-catalog sets itself up (the same stores and options, the timer
 // subscription and the timer service running), from many threads at once, without HTTP. Prints
 // commands per second and latency percentiles; compare with the same commands over HTTP
-// (bench/catalog_http_bench.sh, wrk). docs/SERVICE.md gives the figures.
+// (bench/catalog_http_bench.sh, wrk). docs/PERFORMANCE.md gives the figures.
 //
 //   catalog_load_bench [--threads 64] [--seconds 10] [--synchronous full|normal|off]
 //                      [--partitions 16] [--db PATH] [--no-subscriptions] [--memory]
