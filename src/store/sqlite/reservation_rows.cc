@@ -56,9 +56,13 @@ std::vector<Reservation> ReservationRows::List(Connection& c, const ReservationS
 void ReservationRows::Save(Connection& w, const ReservationScope& scope,
                            const Reservation& r) const {
   db_->EnsureTable(w, TableKind::kReservation, scope.context, scope.aggregate);
-  Query q(w, "INSERT OR REPLACE INTO " + Quoted(TableOf(scope)) +
+  // An upsert, not INSERT OR REPLACE: a key's row changes in place, so its index entry stays.
+  Query q(w, "INSERT INTO " + Quoted(TableOf(scope)) +
                  " (tenant_id, ns, key, owner_tenant_id, owner_id, expires_at, holds, version) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (tenant_id, ns, key) DO "
+                 "UPDATE SET owner_tenant_id = excluded.owner_tenant_id, owner_id = "
+                 "excluded.owner_id, expires_at = excluded.expires_at, holds = excluded.holds, "
+                 "version = excluded.version");
   q.Bind(1, scope.tenant_id).Bind(2, scope.ns).Bind(3, r.key);
   q.Bind(4, r.owner.tenant_id).Bind(5, r.owner.id);
   if (r.state == ReservationState::kPending) {
