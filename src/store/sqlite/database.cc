@@ -520,8 +520,9 @@ void SqliteDatabase::RunCheckpointer() {
       if (!connection) connection = std::make_unique<Connection>(ConnectionOptionsFor(true));
       const int rc = sqlite3_wal_checkpoint_v2(connection->handle(), "main",
                                                SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-      if (rc == SQLITE_OK) checkpoints_.fetch_add(1, std::memory_order_relaxed);
-      if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+      if (rc == SQLITE_OK) {
+        checkpoints_.fetch_add(1, std::memory_order_relaxed);
+      } else if (rc != SQLITE_BUSY) {
         spdlog::warn(
             "SQLite database \"{}\": a checkpoint failed ({}); the writer's next one "
             "retries it",
