@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
     std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
         wow::NewTimerSubscription(timers, options.partitions)};
     if (!reservations->ConfirmsOnAppend(*log)) {
-      subscriptions.push_back(wow::NewReservationSubscription(reservations));
+      subscriptions.push_back(wow::NewReservationSubscription(reservations, log));
     }
     runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
     runner->Start();

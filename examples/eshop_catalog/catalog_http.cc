@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "wow/error.h"
+#include "wow/incidents.h"
 
 namespace eshop {
 namespace {
@@ -406,8 +407,16 @@ class CatalogHttp::Impl {
     return name;
   }
 
+  // 200 while the store answers reads and no key incident happened; 503 naming the last incident
+  // otherwise (two aggregates may hold one key: an operator must look).
   HttpReply Health() {
     processor_.log().Head(0);  // the store answers reads
+    if (const std::uint64_t incidents = wow::KeyIncidentCount(); incidents > 0) {
+      const std::optional<wow::KeyIncident> last = wow::LastKeyIncident();
+      return JsonReply(503, json{{"status", "key_incident"},
+                                 {"key_incidents", incidents},
+                                 {"last", last ? wow::Describe(*last) : std::string()}});
+    }
     return JsonReply(200, json{{"status", "ok"}});
   }
 

@@ -154,7 +154,7 @@ int Run(const Flags& flags) {
   std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
       wow::NewTimerSubscription(timers, partitions)};
   if (!reservations->ConfirmsOnAppend(*log)) {
-    subscriptions.push_back(wow::NewReservationSubscription(reservations));
+    subscriptions.push_back(wow::NewReservationSubscription(reservations, log));
   }
   auto runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
   runner->Start();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "wow/incidents.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -196,6 +197,10 @@ std::string ServiceMetrics::Render() const {
   reserves_.Render(out, "wow_catalog_reserves_total");
   Header(out, "wow_catalog_http_requests_total", "counter", "HTTP requests, by method and status.");
   http_.Render(out, "wow_catalog_http_requests_total");
+  Header(out, "wow_key_incidents_total", "counter",
+         "Confirmations that found another aggregate holding the key (see /healthz); 0 unless a "
+         "uniqueness promise broke.");
+  out += fmt::format("wow_key_incidents_total {}\n", wow::KeyIncidentCount());
   if (sqlite_) {
     const wow::SqliteWriteStats stats = wow::SqliteStats(sqlite_);
     auto counter = [&](std::string_view name, std::string_view help, std::uint64_t value) {

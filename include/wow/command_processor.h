@@ -3,10 +3,14 @@
 //  1. Load the aggregate: read its streams from the log and apply them.
 //  2. Decide with a DecideScope bound to a fresh attempt id; Reserve asks the ReservationStore.
 //  3. Rejected, no-op, or the decide function threw: abandon the attempt's holds; answer.
-//  4. Events: append one stream at version + 1 with the events and the key and timer facts.
+//  4. Events: append one stream at version + 1 with the events and the key and timer facts, only
+//     while the attempt's keys are surely its own: where the append confirms them in its own
+//     transaction (ReservationStore::ConfirmsOnAppend: a SQLite log and reservation store on one
+//     file) it checks them, and a key lost meanwhile is a version conflict; elsewhere an attempt
+//     older than half reservation_ttl decides again instead of appending.
 //     Appended: confirm each reserved key and release each released key at the stream's version
-//     (skipped when the append did it, ReservationStore::ConfirmsOnAppend: a SQLite log and
-//     reservation store on one file).
+//     (skipped when the append did it). A confirmation that finds another owner is a key
+//     incident (wow/incidents.h), never silent.
 //     Version conflict: abandon the holds, reload, decide again (bounded, then Error(kAborted)).
 //     Duplicate request id: abandon the holds; answer with the original stream's outcome.
 //     Unknown outcome: abandon nothing; the pending keys expire, or the reservation subscription

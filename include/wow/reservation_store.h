@@ -4,28 +4,36 @@
 // system tenant, "", for keys unique across the type's tenants) and one namespace. At most one
 // owner, an aggregate of the scope's type, holds it. A reservation is absent, pending (held by the
 // attempts in `holds` until `expires_at`) or confirmed (permanent, at the `version` of the owner's
-// fact that last confirmed it).
+// fact that last confirmed it). The rules, by what the key's reservation is when the call comes:
 //
-//   operation  | absent, or anyone's     | owner's live pending   | confirmed by owner    |
-//   another's live
-//              | expired pending         |                        |                       |
-//              pending/confirmed
-//   -----------+-------------------------+------------------------+-----------------------+-----------------
-//   Reserve    | pending {hold}, now+ttl | hold joins, later      | unchanged; true       |
-//   unchanged; false
-//              | ; true                  | expiry kept; true      |                       |
-//   Confirm    | confirmed at version    | confirmed, holds       | version = max(old,    |
-//   unchanged; false
-//              | (the owner's expired    | cleared; true          | version); true        |
-//              | pending too); true      |                        |                       |
-//   Release    | owner's expired pending | deleted; true          | deleted when version  |
-//   unchanged; false
-//              | deleted (true); else    |                        | <= the release's or   |
-//              | nothing (false)         |                        | ANY_VERSION; else kept|
-//   Abandon    | owner's pending: hold   | hold removed; deleted  | unchanged; false      |
-//   unchanged; false
-//              | removed, deleted when   | when no hold is left   |                       |
-//              | none is left            |                        |                       |
+//   Reserve(owner, hold, ttl)
+//     absent, or anyone's expired pending     pending {hold}, expires now + ttl; true
+//     owner's live pending                    hold joins holds, the later expiry kept; true
+//     confirmed by owner                      unchanged; true
+//     another's live pending, or confirmed    unchanged; false
+//   Confirm(owner, version)
+//     absent, or another's expired pending    confirmed at version; true
+//     owner's pending, live or expired        confirmed at version, holds cleared; true
+//     confirmed by owner                      version = max(old, version); true
+//     another's live pending, or confirmed    unchanged; false
+//   Release(owner, version)
+//     owner's expired pending                 deleted; true
+//     owner's live pending                    at kAnyVersion: deleted; true
+//                                             at a version: unchanged; false (see below)
+//     confirmed by owner                      deleted when its version <= version or version is
+//                                             kAnyVersion; true. Else unchanged; false (an old
+//                                             fact replayed after a later one confirmed it)
+//     absent, or another's                    unchanged; false
+//   Abandon(owner, hold)
+//     owner's pending that hold holds         hold removed, deleted when none is left; true
+//     anything else (a confirmed key too)     unchanged; false
+//
+// Why a versioned release leaves a live pending reservation alone: a release is a fact of the log
+// and may be applied late, by a subscription behind the log or replaying after a crash. By then
+// the owner may have reserved the key again in a later attempt (renamed away and back); deleting
+// that pending reservation would let another aggregate take the key while the owner's later
+// stream still lands with it: two holders. The later attempt's abandon, confirmation or expiry
+// ends it. (Seed 001 deletes the owner's pending "whatever its holds"; this departs from it.)
 //
 // Every operation names its owner and does nothing for anyone else. Expiry is judged by the
 // store's injected Clock, never the database's. Of concurrent Reserve calls for a free key exactly
@@ -98,6 +106,18 @@ void ValidateReservation(const ReservationScope& scope, std::string_view key,
 void ValidateReserve(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
                      std::string_view hold, std::chrono::milliseconds ttl);
 
+// ValidateReservation, and a version of a stream or kUnversioned (not kAnyVersion): a Confirm's.
+void ValidateConfirm(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     Version version);
+
+// ValidateReservation, and a version >= kUnversioned or kAnyVersion: a Release's arguments.
+void ValidateRelease(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     Version version);
+
+// ValidateReservation, and a non-empty hold: an Abandon's arguments.
+void ValidateAbandon(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     std::string_view hold);
+
 class ReservationStore {
  public:
   virtual ~ReservationStore() = default;
@@ -114,8 +134,9 @@ class ReservationStore {
                        const AggregateRef& owner, Version version) = 0;
 
   // Releases owner's reservation of `key` for its fact committed at `version` that gave the key
-  // up, whatever its holds. Returns true when it deleted owner's reservation; false when there
-  // was none, another owner holds the key, or a later fact confirmed it (a replayed old release).
+  // up (see the table). Returns true when it deleted owner's reservation; false when there was
+  // none, another owner holds the key, a later fact confirmed it (a replayed old release), or it
+  // is a live pending reservation and `version` is not kAnyVersion (a later attempt holds it).
   virtual bool Release(const ReservationScope& scope, const std::string& key,
                        const AggregateRef& owner, Version version) = 0;
 

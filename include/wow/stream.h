@@ -53,7 +53,7 @@ struct TimerFact {
   Kind kind = Kind::kSchedule;
   std::string key;
   // kSchedule only:
-  std::string timer_id;      // a fresh id (NewId) fixed at decision time, so replays agree
+  std::string timer_id;  // a fresh id (NewId) fixed at decision time, so replays agree
   EpochMillis due_at = 0;
   AggregateRef target;       // the aggregate the command goes to
   std::string command_type;  // the command's registered type name
@@ -73,6 +73,11 @@ struct Stream {
   std::vector<TimerFact> timers;
   EpochMillis time = 0;
   std::string transport;  // opaque bytes; empty in results of EventLog::Read
+  // The attempt that decided the stream: the hold of its reserved keys' pending reservations. Not
+  // stored (empty in what a log returns). A log whose append confirms the keys in its own
+  // transaction appends only while each reserved key is still this attempt's or confirmed by the
+  // owner (a conflict otherwise); empty skips that check (a stream not made by a decision).
+  std::string attempt;
 
   friend bool operator==(const Stream&, const Stream&) = default;
 };

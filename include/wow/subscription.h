@@ -37,9 +37,11 @@ class Subscription {
   virtual void Handle(const Entry& entry) = 0;
 };
 
-// Applies every stream's key facts to `reservations` (confirm at version, release at version).
+// Applies every stream's key facts to `reservations` (confirm at version, release at version). A
+// confirmation that finds another owner is a key incident (wow/incidents.h) unless a later stream
+// of the aggregate in `log` released the key (an old fact replayed).
 std::shared_ptr<Subscription> NewReservationSubscription(
-    std::shared_ptr<ReservationStore> reservations);
+    std::shared_ptr<ReservationStore> reservations, std::shared_ptr<EventLog> log);
 
 // Applies every stream's timer facts to `timers` (put or cancel at the stream's version) for a
 // log of `partitions` partitions, and re-arms the timers parked on the stream's aggregate (due at

@@ -154,6 +154,7 @@ class CommandProcessor::Impl {
     }
     for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
       const LoadedAggregate loaded = Load(type, target);
+      const EpochMillis decided_from = clock_->NowMillis();
       DecideScope scope(target, NewId(), reservations, *clock_, options_.reservation_ttl);
       std::optional<Decision> decision;
       try {
@@ -174,6 +175,19 @@ class CommandProcessor::Impl {
         result.request_id = request_id;
         return result;
       }
+      // Where the append does not check the keys in its own transaction, an attempt appends only
+      // while its reservations are surely its own: one older than half their time to live
+      // decides again (a process paused past the whole time to live can still lose a key; the
+      // incident is then reported when the key is confirmed).
+      if (confirm_after_append_ && !scope.reserved().empty() &&
+          clock_->NowMillis() - decided_from >= options_.reservation_ttl.count() / 2) {
+        AbandonHolds(reservations, scope);
+        spdlog::warn(
+            "an attempt on {} took over half its reservations' time to live ({} ms); "
+            "deciding again",
+            ToString(target), options_.reservation_ttl.count() / 2);
+        continue;
+      }
       Stream stream{target,
                     loaded.version + 1,
                     request_id,
@@ -182,14 +196,15 @@ class CommandProcessor::Impl {
                     scope.released(),
                     scope.timers(),
                     clock_->NowMillis(),
-                    {}};
+                    {},
+                    scope.attempt()};
       stream.transport = EncodeTransport(stream);
       // An exception from Append leaves the outcome open: the holds stay, to expire or to be
       // confirmed from the log.
       const AppendResult appended = log.Append(stream);
       switch (appended.kind()) {
         case AppendResult::Kind::kAppended:
-          if (confirm_after_append_) Confirm(reservations, stream);
+          if (confirm_after_append_) Confirm(reservations, log, stream);
           return Accepted(stream, appended.position());
         case AppendResult::Kind::kConflict:
           AbandonHolds(reservations, scope);
@@ -211,9 +226,11 @@ class CommandProcessor::Impl {
       }
     }
     throw Error(ErrorCode::kAborted,
-                "command " + command.type + " on " + ToString(target) + " met a version conflict " +
+                "command " + command.type + " on " + ToString(target) + " was decided " +
                     std::to_string(options_.max_attempts) +
-                    " times; another node is changing this aggregate: retry later");
+                    " times without an append: version conflicts (another node is changing this "
+                    "aggregate) or decisions slower than half the reservation time to live; "
+                    "retry later");
   }
 
   std::future<CommandResult> Submit(AggregateRef target, CommandMessage command,
@@ -255,13 +272,11 @@ class CommandProcessor::Impl {
   }
 
   // The eager confirmation after an append. A failure here loses nothing: the reservation
-  // subscription applies the same facts from the log.
-  static void Confirm(ReservationStore& reservations, const Stream& stream) {
+  // subscription applies the same facts from the log. A key another owner holds is reported as an
+  // incident by ApplyKeyFacts.
+  static void Confirm(ReservationStore& reservations, EventLog& log, const Stream& stream) {
     try {
-      if (int lost = core::ApplyKeyFacts(reservations, stream); lost > 0) {
-        spdlog::error("{} key(s) reserved by {} at version {} are held by another aggregate", lost,
-                      ToString(stream.ref), stream.version);
-      }
+      core::ApplyKeyFacts(reservations, log, stream, core::KeyFactsOrigin::kJustAppended);
     } catch (const std::exception& e) {
       spdlog::warn(
           "confirming the keys of {} at version {} failed; the reservation "

@@ -8,6 +8,10 @@
 #include "wow/reservation_store.h"
 #include "wow/stream.h"
 
+namespace wow {
+class EventLog;
+}
+
 namespace wow::core {
 
 // Calls `confirm` for each key `stream` reserved, then `release` for each key it released, each as
@@ -28,10 +32,19 @@ int VisitKeyFacts(const Stream& stream, Confirm&& confirm, Release&& release) {
   return lost;
 }
 
+// Where a stream's key facts come from.
+enum class KeyFactsOrigin {
+  kJustAppended,  // the stream this node just appended: no later stream is expected
+  kFromLog,       // a stream read from the log, maybe late (a subscription, a replay)
+};
+
 // Confirms each key `stream` reserved and releases each key it released, at its version.
-// Both are idempotent and versioned, so applying a stream twice, or an old one late, is harmless.
-// Returns how many reserved keys another owner holds (which the caller reports). Throws Error from
-// the store.
-int ApplyKeyFacts(ReservationStore& reservations, const Stream& stream);
+// Both are idempotent and versioned, so applying a stream twice is harmless. A fact on a key that a
+// later stream of the aggregate in `log` also reserved or released is skipped: the later fact
+// decides the key (read up front for kFromLog; for kJustAppended only when a confirmation fails).
+// A reserved key another owner holds, with no later fact on it, is a key incident, reported
+// (wow/incidents.h) and counted in the result. Throws Error from the stores.
+int ApplyKeyFacts(ReservationStore& reservations, EventLog& log, const Stream& stream,
+                  KeyFactsOrigin origin);
 
 }  // namespace wow::core

@@ -31,4 +31,23 @@ void ValidateReserve(const ReservationScope& scope, std::string_view key, const 
               std::to_string(ttl.count()) + " ms");
 }
 
+void ValidateConfirm(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     Version version) {
+  ValidateReservation(scope, key, owner);
+  ValidateVersion(version);
+  Require(version != kAnyVersion, "ANY_VERSION is for releases; confirm a stream's version");
+}
+
+void ValidateRelease(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     Version version) {
+  ValidateReservation(scope, key, owner);
+  ValidateVersion(version);
+}
+
+void ValidateAbandon(const ReservationScope& scope, std::string_view key, const AggregateRef& owner,
+                     std::string_view hold) {
+  ValidateReservation(scope, key, owner);
+  Require(!hold.empty(), "reservation hold (attempt id) is empty");
+}
+
 }  // namespace wow

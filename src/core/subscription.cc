@@ -15,23 +15,21 @@ namespace {
 
 class ReservationSubscription final : public Subscription {
  public:
-  explicit ReservationSubscription(std::shared_ptr<ReservationStore> reservations)
-      : reservations_(std::move(reservations)) {
-    Require(reservations_ != nullptr, "the reservation subscription needs a store");
+  ReservationSubscription(std::shared_ptr<ReservationStore> reservations,
+                          std::shared_ptr<EventLog> log)
+      : reservations_(std::move(reservations)), log_(std::move(log)) {
+    Require(reservations_ != nullptr && log_ != nullptr,
+            "the reservation subscription needs its reservation store and its log");
   }
   const std::string& name() const override { return name_; }
   void Handle(const Entry& entry) override {
-    // A replayed old confirm finds its key held by another aggregate when the owner released it
-    // later and another took it: expected on a replay, so it is only noted.
-    if (int lost = core::ApplyKeyFacts(*reservations_, entry.stream); lost > 0) {
-      spdlog::info("{} key(s) reserved by {} at version {} are held by another aggregate now", lost,
-                   ToString(entry.stream.ref), entry.stream.version);
-    }
+    core::ApplyKeyFacts(*reservations_, *log_, entry.stream, core::KeyFactsOrigin::kFromLog);
   }
 
  private:
   const std::string name_ = "wow.reservations";
   std::shared_ptr<ReservationStore> reservations_;
+  std::shared_ptr<EventLog> log_;
 };
 
 class TimerSubscription final : public Subscription {
@@ -78,8 +76,8 @@ class TimerSubscription final : public Subscription {
 }  // namespace
 
 std::shared_ptr<Subscription> NewReservationSubscription(
-    std::shared_ptr<ReservationStore> reservations) {
-  return std::make_shared<ReservationSubscription>(std::move(reservations));
+    std::shared_ptr<ReservationStore> reservations, std::shared_ptr<EventLog> log) {
+  return std::make_shared<ReservationSubscription>(std::move(reservations), std::move(log));
 }
 
 std::shared_ptr<Subscription> NewTimerSubscription(std::shared_ptr<TimerStore> timers,

@@ -285,11 +285,23 @@ TEST_P(ReservationStoreContract, ReleaseOfAFreeKeyDoesNothing) {
   EXPECT_EQ(store_->Find(kScope, "ann"), std::nullopt);
 }
 
-TEST_P(ReservationStoreContract, ReleaseOfTheOwnersLivePendingDeletesItWhateverItsHolds) {
+TEST_P(ReservationStoreContract, ReleaseAtAnyVersionDeletesTheOwnersLivePendingWhateverItsHolds) {
   ASSERT_TRUE(store_->Reserve(kScope, "ann", kAlice, "h1", kTtl));
   ASSERT_TRUE(store_->Reserve(kScope, "ann", kAlice, "h2", kTtl));
-  EXPECT_TRUE(store_->Release(kScope, "ann", kAlice, 1));
+  EXPECT_TRUE(store_->Release(kScope, "ann", kAlice, kAnyVersion));
   EXPECT_EQ(store_->Find(kScope, "ann"), std::nullopt);
+}
+
+// A release at a version is a fact of the log, maybe applied late: the owner's live pending
+// reservation belongs to a later attempt, and deleting it would let another aggregate take the key
+// while that attempt's stream lands with it.
+TEST_P(ReservationStoreContract, ReleaseAtAVersionLeavesTheOwnersLivePendingToItsAttempt) {
+  ASSERT_TRUE(store_->Reserve(kScope, "ann", kAlice, "h1", kTtl));
+  EXPECT_FALSE(store_->Release(kScope, "ann", kAlice, 2));
+  EXPECT_FALSE(store_->Release(kScope, "ann", kAlice, kUnversioned));
+  EXPECT_EQ(store_->Find(kScope, "ann"),
+            Pending("ann", kAlice, {"h1"}, clock_->NowMillis() + kTtl.count()));
+  EXPECT_FALSE(store_->Reserve(kScope, "ann", kBob, "h2", kTtl));
 }
 
 TEST_P(ReservationStoreContract, ReleaseOfTheOwnersExpiredPendingDeletesIt) {

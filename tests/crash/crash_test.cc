@@ -535,7 +535,7 @@ class CrashSafety : public ::testing::Test {
     // The reservation subscription confirms what landed.
     SubscriptionRunnerOptions runner_options;
     runner_options.node = kVerifierNode;
-    SubscriptionRunner runner(log, {NewReservationSubscription(keys)}, runner_options);
+    SubscriptionRunner runner(log, {NewReservationSubscription(keys, log)}, runner_options);
     runner.CatchUp();
 
     auto scope_of = [](const std::string& aggregate) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "catalog.h"
+#include "runtime/runtime_fixture.h"
 #include "support/temp_dir.h"
 #include "wow/command_processor.h"
 #include "wow/error.h"
@@ -22,86 +23,7 @@ namespace {
 using eshop::CreateBrand;
 using eshop::RenameBrand;
 using std::chrono::milliseconds;
-
-struct Stores {
-  std::shared_ptr<EventLog> log;
-  std::shared_ptr<ReservationStore> reservations;
-  std::shared_ptr<TimerStore> timers;
-};
-
-struct RuntimeBackend {
-  std::string name;
-  std::function<Stores(const testing_support::TempDir&, std::shared_ptr<const Clock>)> make;
-  // Whether the log's append itself confirms the stream's keys, in its own transaction (SQLite).
-  bool append_confirms_keys = false;
-};
-
-void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << backend.name; }
-
-std::vector<RuntimeBackend> Backends() {
-  std::vector<RuntimeBackend> backends;
-  backends.push_back(
-      {"Memory", [](const testing_support::TempDir&, std::shared_ptr<const Clock> clock) {
-         return Stores{NewMemoryEventLog(std::string(eshop::kContext), clock),
-                       NewMemoryReservationStore(clock),
-                       NewMemoryTimerStore(std::string(eshop::kContext), 4)};
-       }});
-#ifdef WOW_HAVE_SQLITE
-  backends.push_back({"Sqlite",
-                      [](const testing_support::TempDir& dir, std::shared_ptr<const Clock> clock) {
-                        auto db = OpenSqliteDatabase(dir.File("runtime.db"));
-                        return Stores{NewSqliteEventLog(db, std::string(eshop::kContext), clock),
-                                      NewSqliteReservationStore(db, clock),
-                                      NewSqliteTimerStore(db, std::string(eshop::kContext), 4)};
-                      },
-                      /*append_confirms_keys=*/true});
-#endif
-  return backends;
-}
-
-AggregateRef Brand(const std::string& id, const std::string& tenant = "t1") {
-  return {std::string(eshop::kContext), "brand", tenant, id};
-}
-
-ReservationScope BrandNames(const std::string& tenant = "t1") {
-  return {std::string(eshop::kContext), "brand", tenant, std::string(eshop::kBrandNames)};
-}
-
-constexpr milliseconds kTtl{30'000};
-
-class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
- protected:
-  void SetUp() override {
-    stores_ = GetParam().make(dir_, clock_);
-    stores_.log->Create(4);
-  }
-
-  // A processor over `log` and `reservations` (the test's stores unless a wrapper is given).
-  std::unique_ptr<CommandProcessor> Processor(
-      std::shared_ptr<EventLog> log = nullptr,
-      std::shared_ptr<ReservationStore> reservations = nullptr) {
-    auto processor = std::make_unique<CommandProcessor>(
-        log ? log : stores_.log, reservations ? reservations : stores_.reservations, clock_,
-        CommandProcessorOptions{.reservation_ttl = kTtl, .max_attempts = 8, .workers = 4});
-    processor->Register(eshop::BrandType());
-    processor->Register(eshop::CategoryType());
-    return processor;
-  }
-
-  std::optional<Reservation> Key(const std::string& key) {
-    return stores_.reservations->Find(BrandNames(), key);
-  }
-
-  // The reservation subscription, caught up with the log.
-  int CatchUpReservations() {
-    SubscriptionRunner runner(stores_.log, {NewReservationSubscription(stores_.reservations)});
-    return runner.CatchUp();
-  }
-
-  testing_support::TempDir dir_;
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
-  Stores stores_;
-};
+using namespace runtime_test;
 
 TEST_P(Runtime, ConcurrentCreatesOfOneNameInManySpellingsCreateExactlyOneBrand) {
   auto processor = Processor();
@@ -400,7 +322,8 @@ TEST_P(Runtime, TheTimerSubscriptionAppliesTimerFacts) {
 
 TEST_P(Runtime, AStartedRunnerConfirmsKeysInTheBackground) {
   auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
-  SubscriptionRunner runner(stores_.log, {NewReservationSubscription(stores_.reservations)},
+  SubscriptionRunner runner(stores_.log,
+                            {NewReservationSubscription(stores_.reservations, stores_.log)},
                             {.node = "n1", .lease_ttl = milliseconds(300)});
   runner.Start();
   ASSERT_EQ(Processor(nullptr, crashing)

@@ -130,6 +130,58 @@ TEST_F(SqliteFileTest, TablesOfAnotherConnectionAreFoundThroughTheRegistry) {
             AppendResult::Kind::kDuplicate);
 }
 
+TEST_F(SqliteFileTest, TwoContextsOnOneFileNeverTouchEachOthersLogLeasesOrCheckpoints) {
+  auto db = OpenSqliteDatabase(path_);
+  auto shop = NewSqliteEventLog(db, "shop", clock_);
+  auto billing = NewSqliteEventLog(db, "billing", clock_);
+  shop->Create(kPartitions);
+  billing->Create(kPartitions);
+  const AggregateRef shop_brand{"shop", "brand", "t1", "a"};
+  const AggregateRef billing_brand{"billing", "brand", "t1", "a"};  // same type, tenant and id
+  const int p = PartitionOf("t1", "a", kPartitions);
+  ASSERT_TRUE(shop->Append(MakeStream(shop_brand, 1)).appended());
+  ASSERT_TRUE(shop->Append(MakeStream(shop_brand, 2)).appended());
+  const AppendResult first_billing = billing->Append(MakeStream(billing_brand, 1));
+  ASSERT_TRUE(first_billing.appended());
+  EXPECT_EQ(first_billing.position().sequence, 1) << "billing's partition counts on its own";
+  EXPECT_EQ(shop->Head(p), 2);
+  EXPECT_EQ(billing->Head(p), 1);
+  EXPECT_EQ(billing->Read(billing_brand, 1, kAnyVersion).size(), 1u);
+  EXPECT_EQ(billing->ReadAfter(p, 0, 10).size(), 1u);
+
+  ASSERT_TRUE(shop->AcquireLease(p, "node-a", milliseconds(10'000)));
+  EXPECT_TRUE(billing->AcquireLease(p, "node-b", milliseconds(10'000)))
+      << "shop's lease of the partition is not billing's";
+  shop->CommitCheckpoint(p, "projection", 2);
+  EXPECT_EQ(billing->Checkpoint(p, "projection"), 0);
+  billing->CommitCheckpoint(p, "projection", 1);
+  EXPECT_EQ(shop->Checkpoint(p, "projection"), 2);
+  EXPECT_EQ(shop->LeaseOf(p)->node, "node-a");
+  EXPECT_EQ(billing->LeaseOf(p)->node, "node-b");
+}
+
+TEST_F(SqliteFileTest, DueOnOneConnectionFindsATimerOfATypeAnotherConnectionCreated) {
+  auto first = OpenSqliteDatabase(path_);
+  auto second = OpenSqliteDatabase(path_);
+  auto reader = NewSqliteTimerStore(second, kContext, kPartitions);
+  EXPECT_TRUE(reader->Due({0, 1, 2, 3}, clock_->NowMillis(), 10).empty());  // knows no table yet
+  auto writer = NewSqliteTimerStore(first, kContext, kPartitions);
+  Timer timer;
+  timer.owner = Ref("o1", "invoice");
+  timer.key = "remind";
+  timer.partition = PartitionOf("t1", "o1", kPartitions);
+  timer.timer_id = "timer-1";
+  timer.version = 1;
+  timer.due_at = clock_->NowMillis() - 1;
+  timer.target = Ref("o1", "invoice");
+  timer.command_type = "remind";
+  timer.body = "{}";
+  ASSERT_TRUE(writer->Put(timer));
+  const std::vector<Timer> due = reader->Due({0, 1, 2, 3}, clock_->NowMillis(), 10);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0], timer);
+}
+
 TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) {
   OpenSqliteDatabase(path_);
   RawDb(path_).Exec("UPDATE wow_format SET version = 99");

@@ -1,7 +1,8 @@
-// The in-memory ReservationStore: the reference semantics of DESIGN §5.1, one mutex over a map.
+// The in-memory ReservationStore: the rules of core/reservation_rules.h over a map, one mutex.
 #include <map>
 #include <mutex>
 
+#include "core/reservation_rules.h"
 #include "wow/error.h"
 #include "wow/reservation_store.h"
 
@@ -17,69 +18,25 @@ class MemoryReservationStore final : public ReservationStore {
   bool Reserve(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                const std::string& hold, std::chrono::milliseconds ttl) override {
     ValidateReserve(scope, key, owner, hold, ttl);
-    std::lock_guard lock(mutex_);
-    const EpochMillis now = clock_->NowMillis();
-    auto [it, inserted] = keys_.try_emplace({scope, key});
-    Reservation& r = it->second;
-    if (inserted || IsExpiredPending(r, now)) {
-      r = Reservation{key, owner, ReservationState::kPending, {hold}, now + ttl.count(),
-                      kUnversioned};
-      return true;
-    }
-    if (r.owner != owner) return false;
-    if (r.state == ReservationState::kPending) {
-      r.holds.insert(hold);
-      r.expires_at = std::max(r.expires_at, now + ttl.count());
-    }
-    return true;
+    return Apply(scope, key, core::ReservationOp::Reserve(owner, hold, ttl));
   }
 
   bool Confirm(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
-    ValidateReservation(scope, key, owner);
-    ValidateVersion(version);
-    Require(version != kAnyVersion, "ANY_VERSION is for releases; confirm a stream's version");
-    std::lock_guard lock(mutex_);
-    const EpochMillis now = clock_->NowMillis();
-    auto [it, inserted] = keys_.try_emplace({scope, key});
-    Reservation& r = it->second;
-    if (!inserted && r.owner != owner && !IsExpiredPending(r, now)) return false;
-    if (inserted || r.owner != owner || r.state == ReservationState::kPending) {
-      r = Reservation{key, owner, ReservationState::kConfirmed, {}, 0, version};
-    } else {
-      r.version = std::max(r.version, version);
-    }
-    return true;
+    ValidateConfirm(scope, key, owner, version);
+    return Apply(scope, key, core::ReservationOp::Confirm(owner, version));
   }
 
   bool Release(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
-    ValidateReservation(scope, key, owner);
-    ValidateVersion(version);
-    std::lock_guard lock(mutex_);
-    auto it = keys_.find({scope, key});
-    if (it == keys_.end() || it->second.owner != owner) return false;
-    const Reservation& r = it->second;
-    if (r.state == ReservationState::kConfirmed && version != kAnyVersion && r.version > version) {
-      return false;  // a later fact confirmed the key again: this release is an old one, replayed
-    }
-    keys_.erase(it);
-    return true;
+    ValidateRelease(scope, key, owner, version);
+    return Apply(scope, key, core::ReservationOp::Release(owner, version));
   }
 
   bool Abandon(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                const std::string& hold) override {
-    ValidateReservation(scope, key, owner);
-    Require(!hold.empty(), "reservation hold (attempt id) is empty");
-    std::lock_guard lock(mutex_);
-    auto it = keys_.find({scope, key});
-    if (it == keys_.end() || it->second.owner != owner ||
-        it->second.state != ReservationState::kPending) {
-      return false;
-    }
-    if (it->second.holds.erase(hold) == 0) return false;
-    if (it->second.holds.empty()) keys_.erase(it);
-    return true;
+    ValidateAbandon(scope, key, owner, hold);
+    return Apply(scope, key, core::ReservationOp::Abandon(owner, hold));
   }
 
   std::optional<Reservation> Find(const ReservationScope& scope, const std::string& key) override {
@@ -105,6 +62,27 @@ class MemoryReservationStore final : public ReservationStore {
   }
 
  private:
+  // Applies `op` to the key's reservation under the lock, by the one copy of the rules.
+  bool Apply(const ReservationScope& scope, const std::string& key, const core::ReservationOp& op) {
+    std::lock_guard lock(mutex_);
+    auto it = keys_.find({scope, key});
+    std::optional<Reservation> current;
+    if (it != keys_.end()) current = it->second;
+    core::ReservationOutcome outcome =
+        core::ApplyReservationRule(current, key, op, clock_->NowMillis());
+    switch (outcome.write) {
+      case core::ReservationOutcome::Write::kNone:
+        break;
+      case core::ReservationOutcome::Write::kStore:
+        keys_.insert_or_assign({scope, key}, std::move(outcome.stored));
+        break;
+      case core::ReservationOutcome::Write::kDelete:
+        keys_.erase(it);
+        break;
+    }
+    return outcome.answer;
+  }
+
   const std::shared_ptr<const Clock> clock_;
   std::mutex mutex_;
   std::map<std::pair<ReservationScope, std::string>, Reservation> keys_;

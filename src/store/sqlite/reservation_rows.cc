@@ -83,33 +83,14 @@ void ReservationRows::Delete(Connection& w, const ReservationScope& scope,
       .Run();
 }
 
-std::optional<bool> ReservationRows::ConfirmAnswerWithoutWrite(
-    const std::optional<Reservation>& seen, const AggregateRef& owner, Version version,
-    EpochMillis now) {
-  if (!seen) return std::nullopt;
-  if (seen->owner != owner) {
-    if (IsExpiredPending(*seen, now)) return std::nullopt;  // free: the confirmation takes it
-    return false;                                           // another's
-  }
-  if (seen->state == ReservationState::kConfirmed && seen->version >= version) return true;
-  return std::nullopt;
-}
-
-bool ReservationRows::Releasable(const std::optional<Reservation>& seen, const AggregateRef& owner,
-                                 Version version) {
-  // A key another fact confirmed later is kept: this release is an old one, replayed.
-  return seen && seen->owner == owner &&
-         !(seen->state == ReservationState::kConfirmed && version != kAnyVersion &&
-           seen->version > version);
-}
-
-bool ReservationRows::Confirm(Connection& w, const ReservationScope& scope, const std::string& key,
-                              const AggregateRef& owner, Version version, EpochMillis now) const {
-  // The common case, the owner's pending reservation (live or expired: the fact committed), is
-  // one UPDATE in place; anything else is read and judged below.
+core::ReservationOutcome ReservationRows::Apply(Connection& w, const ReservationScope& scope,
+                                                const std::string& key,
+                                                const core::ReservationOp& op,
+                                                EpochMillis now) const {
   const std::string table = TableOf(scope);
-  const bool owner_of_scope = owner.context == scope.context && owner.aggregate == scope.aggregate;
-  if (owner_of_scope && db_->TableExists(w, table)) {
+  if (op.kind == core::ReservationOp::Kind::kConfirm && db_->TableExists(w, table)) {
+    // The common confirmation, of the owner's pending reservation (live or expired: the fact
+    // committed), is the rules' outcome written by one UPDATE in place, without reading the row.
     Query(w, "UPDATE " + Quoted(table) +
                  " SET expires_at = NULL, holds = '[]', version = ?6 WHERE tenant_id = ?1 AND "
                  "ns = ?2 AND key = ?3 AND owner_tenant_id = ?4 AND owner_id = ?5 AND "
@@ -117,29 +98,27 @@ bool ReservationRows::Confirm(Connection& w, const ReservationScope& scope, cons
         .Bind(1, scope.tenant_id)
         .Bind(2, scope.ns)
         .Bind(3, key)
-        .Bind(4, owner.tenant_id)
-        .Bind(5, owner.id)
-        .Bind(6, version)
+        .Bind(4, op.owner.tenant_id)
+        .Bind(5, op.owner.id)
+        .Bind(6, op.version)
         .Run();
-    if (w.Changes() == 1) return true;
+    if (w.Changes() == 1) {
+      return {true, core::ReservationOutcome::Write::kStore,
+              Reservation{key, op.owner, ReservationState::kConfirmed, {}, 0, op.version}};
+    }
   }
-  const std::optional<Reservation> r = Load(w, scope, key);
-  if (const std::optional<bool> answer = ConfirmAnswerWithoutWrite(r, owner, version, now)) {
-    return *answer;
+  core::ReservationOutcome outcome = core::ApplyReservationRule(Load(w, scope, key), key, op, now);
+  switch (outcome.write) {
+    case core::ReservationOutcome::Write::kNone:
+      break;
+    case core::ReservationOutcome::Write::kStore:
+      Save(w, scope, outcome.stored);
+      break;
+    case core::ReservationOutcome::Write::kDelete:
+      Delete(w, scope, key);
+      break;
   }
-  Reservation confirmed{key, owner, ReservationState::kConfirmed, {}, 0, version};
-  if (r && r->owner == owner && r->state == ReservationState::kConfirmed) {
-    confirmed.version = std::max(version, r->version);
-  }
-  Save(w, scope, confirmed);
-  return true;
-}
-
-bool ReservationRows::Release(Connection& w, const ReservationScope& scope, const std::string& key,
-                              const AggregateRef& owner, Version version) const {
-  if (!Releasable(Load(w, scope, key), owner, version)) return false;
-  Delete(w, scope, key);
-  return true;
+  return outcome;
 }
 
 }  // namespace wow::sqlite

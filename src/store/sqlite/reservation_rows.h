@@ -1,7 +1,7 @@
-// ReservationRows (private): the reservation rules of DESIGN §5.1 applied to a key's row in the
-// SQLite file, on a connection the caller holds. The reservation store runs them in its own write
-// transactions; the event log runs Confirm and Release for a stream's key facts inside the
-// transaction that appends the stream.
+// ReservationRows (private): a key's row of the SQLite file, read, written, and changed by the
+// reservation rules (core/reservation_rules.h) on a connection the caller holds. The reservation
+// store runs them in its own write transactions; the event log confirms and releases a stream's
+// keys inside the transaction that appends the stream.
 //
 // Thread-safety: stateless apart from the database it was made with; use each connection from
 // one thread at a time, as SqliteDatabase hands them out.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/reservation_rules.h"
 #include "store/sqlite/connection.h"
 #include "wow/model.h"
 #include "wow/reservation_store.h"
@@ -38,22 +39,11 @@ class ReservationRows {
   // (its callers have just loaded the row from it).
   void Delete(Connection& w, const ReservationScope& scope, const std::string& key) const;
 
-  // In a write transaction: ReservationStore::Confirm at `now`. Returns false when another owner
-  // holds the key (nothing written).
-  bool Confirm(Connection& w, const ReservationScope& scope, const std::string& key,
-               const AggregateRef& owner, Version version, EpochMillis now) const;
-  // In a write transaction: ReservationStore::Release. Returns whether the key was deleted.
-  bool Release(Connection& w, const ReservationScope& scope, const std::string& key,
-               const AggregateRef& owner, Version version) const;
-
-  // Whether a Confirm of `seen` (as read) would write nothing and return `*answer`; nullopt when it
-  // must write. Lets a caller answer from a read without the write lock.
-  static std::optional<bool> ConfirmAnswerWithoutWrite(const std::optional<Reservation>& seen,
-                                                       const AggregateRef& owner, Version version,
-                                                       EpochMillis now);
-  // Whether a Release of `seen` (as read) would delete it.
-  static bool Releasable(const std::optional<Reservation>& seen, const AggregateRef& owner,
-                         Version version);
+  // In a write transaction: applies `op` to the key's row by the reservation rules
+  // (core/reservation_rules.h) at `now`, and returns the outcome (its answer, and what it wrote).
+  core::ReservationOutcome Apply(Connection& w, const ReservationScope& scope,
+                                 const std::string& key, const core::ReservationOp& op,
+                                 EpochMillis now) const;
 
  private:
   SqliteDatabase* const db_;

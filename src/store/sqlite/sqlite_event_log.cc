@@ -24,6 +24,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/reservation_rows.h"
 #include "wow/error.h"
+#include "wow/incidents.h"
 #include "wow/sqlite.h"
 
 namespace wow {
@@ -533,6 +534,17 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
       if (q.Step() && !q.IsNull(0)) current = q.Int(0);
     }
     if (blocked || stream.version != current + 1) return AppendResult::Conflict();
+    // The attempt appends only while each key it reserved is still its own (its pending hold, or
+    // confirmed by the owner): a key lost meanwhile (expired and taken, or released at ANY_VERSION)
+    // makes the append a conflict, and the command decides again.
+    if (!stream.attempt.empty()) {
+      for (const KeyFact& fact : stream.reserved) {
+        const ReservationScope scope = DecideScope::ScopeOf(ref, fact.ns, fact.tenancy);
+        if (!core::HeldByAttempt(reservation_rows_.Load(w, scope, fact.key), ref, stream.attempt)) {
+          return AppendResult::Conflict();
+        }
+      }
+    }
 
     const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
     Sequence sequence = 0;
@@ -575,10 +587,20 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
     core::VisitKeyFacts(
         stream,
         [&](const ReservationScope& scope, const std::string& key) {
-          return reservation_rows_.Confirm(w, scope, key, ref, stream.version, now);
+          if (reservation_rows_
+                  .Apply(w, scope, key, core::ReservationOp::Confirm(ref, stream.version), now)
+                  .answer) {
+            return true;
+          }
+          const std::optional<Reservation> holder = reservation_rows_.Load(w, scope, key);
+          ReportKeyIncident({scope, key, ref, stream.version,
+                             holder ? std::optional(holder->owner) : std::nullopt});
+          return false;
         },
         [&](const ReservationScope& scope, const std::string& key) {
-          return reservation_rows_.Release(w, scope, key, ref, stream.version);
+          return reservation_rows_
+              .Apply(w, scope, key, core::ReservationOp::Release(ref, stream.version), now)
+              .answer;
         });
     return AppendResult::Appended({partition, sequence});
   }

@@ -2,16 +2,15 @@
 // key. Each operation reads the key's row and writes the outcome in one write transaction (BEGIN
 // IMMEDIATE, batched by the database's group commit), so operations on a key are serialised
 // across threads and processes: of concurrent reserves of a free key exactly one wins. The rules
-// are those of the in-memory reference (DESIGN §5.1), applied to the row.
+// are those of DESIGN §5.1, applied to the row.
 //
 // Writes are lazy (WriteSync::kLazy): a pending key expires anyway, and the decision's append,
 // which is durable, syncs it; a confirmation or release is re-applied from the log by the
 // reservation subscription. Only a confirmation at UNVERSIONED (an import, with no stream behind
-// it) is durable. A Confirm or Release that the row shows is done already only reads, on a reader
-// connection: the eager confirmation after an append and the subscription's replay of the same fact
-// cost no write.
+// it) is durable. The rules are core/reservation_rules.h, applied to the row by ReservationRows.
 #include <algorithm>
 
+#include "core/reservation_rules.h"
 #include "store/sqlite/codec.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/reservation_rows.h"
@@ -36,82 +35,25 @@ class SqliteReservationStore final : public ReservationStore {
                const std::string& hold, std::chrono::milliseconds ttl) override {
     ValidateReserve(scope, key, owner, hold, ttl);
     sqlite::EncodeHolds({hold});  // refuses a hold JSON cannot keep, before any write
-    bool held = false;
-    db_->Write(
-        [&](Connection& w) {
-          const EpochMillis now = clock_->NowMillis();
-          std::optional<Reservation> r = rows_.Load(w, scope, key);
-          if (!r || IsExpiredPending(*r, now)) {
-            rows_.Save(w, scope,
-                       Reservation{key,
-                                   owner,
-                                   ReservationState::kPending,
-                                   {hold},
-                                   now + ttl.count(),
-                                   kUnversioned});
-            held = true;
-            return;
-          }
-          held = r->owner == owner;
-          if (held && r->state == ReservationState::kPending) {
-            r->holds.insert(hold);
-            r->expires_at = std::max(r->expires_at, now + ttl.count());
-            rows_.Save(w, scope, *r);
-          }
-        },
-        1, sqlite::WriteSync::kLazy);
-    return held;
+    return Apply(scope, key, core::ReservationOp::Reserve(owner, hold, ttl), kUnversioned);
   }
 
   bool Confirm(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
-    ValidateReservation(scope, key, owner);
-    ValidateVersion(version);
-    Require(version != kAnyVersion, "ANY_VERSION is for releases; confirm a stream's version");
-    if (const std::optional<bool> answer = sqlite::ReservationRows::ConfirmAnswerWithoutWrite(
-            ReadRow(scope, key), owner, version, clock_->NowMillis())) {
-      return *answer;
-    }
-    bool held = false;
-    db_->Write(
-        [&](Connection& w) {
-          held = rows_.Confirm(w, scope, key, owner, version, clock_->NowMillis());
-        },
-        1, version == kUnversioned ? sqlite::WriteSync::kDurable : sqlite::WriteSync::kLazy);
-    return held;
+    ValidateConfirm(scope, key, owner, version);
+    return Apply(scope, key, core::ReservationOp::Confirm(owner, version), version);
   }
 
   bool Release(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                Version version) override {
-    ValidateReservation(scope, key, owner);
-    ValidateVersion(version);
-    if (!sqlite::ReservationRows::Releasable(ReadRow(scope, key), owner, version)) return false;
-    bool released = false;
-    db_->Write([&](Connection& w) { released = rows_.Release(w, scope, key, owner, version); }, 1,
-               sqlite::WriteSync::kLazy);
-    return released;
+    ValidateRelease(scope, key, owner, version);
+    return Apply(scope, key, core::ReservationOp::Release(owner, version), version);
   }
 
   bool Abandon(const ReservationScope& scope, const std::string& key, const AggregateRef& owner,
                const std::string& hold) override {
-    ValidateReservation(scope, key, owner);
-    Require(!hold.empty(), "reservation hold (attempt id) is empty");
-    bool abandoned = false;
-    db_->Write(
-        [&](Connection& w) {
-          std::optional<Reservation> r = rows_.Load(w, scope, key);
-          abandoned = false;
-          if (!r || r->owner != owner || r->state != ReservationState::kPending) return;
-          if (r->holds.erase(hold) == 0) return;
-          if (r->holds.empty()) {
-            rows_.Delete(w, scope, key);
-          } else {
-            rows_.Save(w, scope, *r);
-          }
-          abandoned = true;
-        },
-        1, sqlite::WriteSync::kLazy);
-    return abandoned;
+    ValidateAbandon(scope, key, owner, hold);
+    return Apply(scope, key, core::ReservationOp::Abandon(owner, hold), kUnversioned);
   }
 
   std::optional<Reservation> Find(const ReservationScope& scope, const std::string& key) override {
@@ -138,6 +80,27 @@ class SqliteReservationStore final : public ReservationStore {
   }
 
  private:
+  // Applies `op` to the key's row in a write transaction. A Confirm or Release is first judged on
+  // a read, and answered from it when the rules write nothing (the eager confirmation after an
+  // append and the subscription's replay of the same fact cost no write); a Reserve or Abandon
+  // nearly always writes, so it goes straight to the writer. Durable only for a confirmation at
+  // UNVERSIONED (`version`), which no stream backs.
+  bool Apply(const ReservationScope& scope, const std::string& key, const core::ReservationOp& op,
+             Version version) {
+    if (op.kind == core::ReservationOp::Kind::kConfirm ||
+        op.kind == core::ReservationOp::Kind::kRelease) {
+      const core::ReservationOutcome seen =
+          core::ApplyReservationRule(ReadRow(scope, key), key, op, clock_->NowMillis());
+      if (seen.write == core::ReservationOutcome::Write::kNone) return seen.answer;
+    }
+    const bool durable = op.kind == core::ReservationOp::Kind::kConfirm && version == kUnversioned;
+    bool answer = false;
+    db_->Write(
+        [&](Connection& w) { answer = rows_.Apply(w, scope, key, op, clock_->NowMillis()).answer; },
+        1, durable ? sqlite::WriteSync::kDurable : sqlite::WriteSync::kLazy);
+    return answer;
+  }
+
   // The key's row as committed, read on a reader connection.
   std::optional<Reservation> ReadRow(const ReservationScope& scope, const std::string& key) {
     return db_->Read([&](Connection& r) { return rows_.Load(r, scope, key); });

@@ -1,0 +1,43 @@
+// Key incidents: a confirmation that found another owner holding the key it confirms.
+//
+// The runtime appends a decision's stream only while its reserved keys are surely its own, so a
+// confirmation never finds another owner unless something broke that promise (a process paused
+// past its reservations' time to live, a store changed by hand, a bug). When one does, two
+// aggregates may believe they hold one key: the framework never lets that pass silently. Each
+// incident is logged at error level, naming the key and both owners, and counted; a service
+// exports the count as a metric and reports itself unhealthy while it is above zero.
+//
+// Thread-safety: the functions are safe for concurrent use; the count and the last incident are
+// process-wide.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "wow/model.h"
+#include "wow/reservation_store.h"
+
+namespace wow {
+
+struct KeyIncident {
+  ReservationScope scope;
+  std::string key;
+  AggregateRef claimant;               // the aggregate whose committed stream reserved the key
+  Version version = kUnversioned;      // that stream's version
+  std::optional<AggregateRef> holder;  // who holds the key instead, when it could be read
+};
+
+// Logs `incident` at error level and counts it.
+void ReportKeyIncident(const KeyIncident& incident);
+
+// How many incidents this process reported.
+std::uint64_t KeyIncidentCount();
+
+// The last incident this process reported, or nullopt.
+std::optional<KeyIncident> LastKeyIncident();
+
+// "key \"k\" of <scope>: confirmed by <claimant> at version v, held by <holder>".
+std::string Describe(const KeyIncident& incident);
+
+}  // namespace wow
