@@ -54,7 +54,7 @@ function collectionInfo(db, name) {
 
 function existingCollection(db, name) {
   const collection = db.collection(name, false);
-  if (!collection) throw new ServerError(26, `ns does not exist: ${db.name}.${name}`);
+  if (!collection) throw new ServerError(26, "ns not found");
   return collection;
 }
 
