@@ -41,10 +41,16 @@ function codeName(code) {
   return CODE_NAMES[code] ?? "UnknownError";
 }
 
-// errorReply(error): the `ok: 0` reply for any exception (a ServerError keeps its code, anything
-// else is code 8 with its message).
+// errorCode(error): a ServerError's code; 2 (BadValue) for mingo's rejection of a query, update
+// or pipeline; 8 (UnknownError) for anything else.
+function errorCode(error) {
+  if (error instanceof ServerError) return error.code;
+  return error?.constructor?.name === "MingoError" ? 2 : 8;
+}
+
+// errorReply(error): the `ok: 0` reply for any exception, with its message.
 function errorReply(error) {
-  const code = error instanceof ServerError ? error.code : 8;
+  const code = errorCode(error);
   return {
     ok: 0,
     errmsg: String(error?.message ?? error),

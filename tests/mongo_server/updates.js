@@ -98,7 +98,12 @@ function applyUpdate(oldDoc, update, { arrayFilters, filter, inserting = false, 
     const modifier = toPlain(inserting && $setOnInsert ? { ...rest, $set: { ...rest.$set, ...$setOnInsert } } : rest);
     const doc = toPlain(oldDoc);
     if (Object.keys(modifier).length > 0) {
-      mingoUpdate(doc, modifier, toPlain(arrayFilters), inserting ? {} : toPlain(filter), { queryOptions: options(readCollection) });
+      try {
+        mingoUpdate(doc, modifier, toPlain(arrayFilters), inserting ? {} : toPlain(filter), { queryOptions: options(readCollection) });
+      } catch (error) {
+        if (/immutable field '_id'/.test(error.message)) throw new ServerError(66, error.message);
+        throw error;
+      }
     }
     newDoc = restoreLongs(doc, operatorLongPaths(oldDoc, update));
   } else {
