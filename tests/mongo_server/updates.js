@@ -121,4 +121,4 @@ function sameBytes(a, b) {
   return BSON.serialize(a).equals(BSON.serialize(b));
 }
 
-module.exports = { applyUpdate, kindOf, sameBytes, upsertSeed };
+module.exports = { applyUpdate, sameBytes, upsertSeed };

@@ -161,7 +161,6 @@ function encodeQuery(requestId, collection, document) {
 module.exports = {
   FLAG_MORE_TO_COME,
   MessageReader,
-  OP_MSG,
   OP_QUERY,
   OP_REPLY,
   decodeMessage,
