@@ -19,13 +19,17 @@ struct ClientDeleter {
 };
 using Client = std::unique_ptr<mongoc_client_t, ClientDeleter>;
 
+// One test server for the whole suite, as the store suites will use it.
 class MongoTestServerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { mongoc_init(); }
+  static void SetUpTestSuite() {
+    mongoc_init();
+    if (!MongoTestServer::Unavailable()) server_ = std::make_unique<MongoTestServer>();
+  }
+  static void TearDownTestSuite() { server_.reset(); }
 
   void SetUp() override {
     if (auto reason = MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
-    server_ = std::make_unique<MongoTestServer>();
     bson_error_t error;
     std::unique_ptr<mongoc_uri_t, decltype(&mongoc_uri_destroy)> uri(mongoc_uri_new_with_error(server_->uri().c_str(), &error),
                                                                     mongoc_uri_destroy);
@@ -49,7 +53,7 @@ class MongoTestServerTest : public ::testing::Test {
     return testing::AssertionSuccess();
   }
 
-  std::unique_ptr<MongoTestServer> server_;
+  static inline std::unique_ptr<MongoTestServer> server_;
   Client client_;
 };
 
