@@ -30,6 +30,7 @@ class ReaderPool {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
 
+    // The leased connection: the holder's alone until the lease ends.
     Connection& connection() { return *connection_; }
 
    private:
