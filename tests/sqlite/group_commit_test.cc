@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "sqlite_database_test_peer.h"
 #include "sqlite_test_support.h"
 #include "store/sqlite/database.h"
 #include "support/temp_dir.h"
@@ -22,10 +23,11 @@ class SqliteGroupCommitTest : public ::testing::Test {
   // Waits until `n` writes are queued on db (the leader's included).
   static void AwaitQueued(SqliteDatabase& db, size_t n) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (db.queued_writes() < n && std::chrono::steady_clock::now() < deadline) {
+    while (SqliteDatabaseTestPeer::QueuedWrites(db) < n &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(milliseconds(1));
     }
-    ASSERT_EQ(db.queued_writes(), n);
+    ASSERT_EQ(SqliteDatabaseTestPeer::QueuedWrites(db), n);
   }
 
   testing_support::TempDir dir_;
@@ -193,7 +195,7 @@ int RunOnLeader(const std::string& path, sqlite::WriteSync own, bool syncs_held,
   SqliteOptions options;
   options.max_group_commit = 1;  // one work a batch
   auto db = OpenSqliteDatabase(path, options);
-  db->HoldSyncsForTesting(syncs_held);
+  SqliteDatabaseTestPeer::HoldSyncs(*db, syncs_held);
   std::latch leader_running(1);
   std::latch release_leader(1);
   std::thread::id leader_thread;
@@ -217,14 +219,14 @@ int RunOnLeader(const std::string& path, sqlite::WriteSync own, bool syncs_held,
                 sqlite::WriteSync::kLazy);
     });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (db->queued_writes() < static_cast<size_t>(i) + 2 &&
+    while (SqliteDatabaseTestPeer::QueuedWrites(*db) < static_cast<size_t>(i) + 2 &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(milliseconds(1));
     }
   }
   release_leader.count_down();
   writers.clear();
-  db->HoldSyncsForTesting(false);
+  SqliteDatabaseTestPeer::HoldSyncs(*db, false);
   leader.join();
   *transactions = db->write_stats().transactions - before.transactions;
   int on_leader = 0;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "sqlite_database_test_peer.h"
 #include "sqlite_test_support.h"
 #include "store/sqlite/database.h"
 #include "support/temp_dir.h"
@@ -51,7 +52,7 @@ TEST_F(SqliteSyncTest,
   other_log->Create(kPartitions);
   const int partition = PartitionOf("t1", "p1", kPartitions);
   const auto before = db_->write_stats();
-  db_->HoldSyncsForTesting(true);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, true);
   std::atomic<bool> returned{false};
   std::jthread appender([&] {
     EXPECT_TRUE(log_->Append(MakeStream(Ref("p1"), 1)).appended());
@@ -67,7 +68,7 @@ TEST_F(SqliteSyncTest,
   ASSERT_EQ(other_log->ReadAfter(partition, 0, 10).size(), 1u);
   EXPECT_EQ(other_db->write_stats().reader_syncs, 1u) << "synced already: no second sync";
 
-  db_->HoldSyncsForTesting(false);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, false);
 }
 
 TEST_F(SqliteSyncTest, ATailSyncsOnceToCatchUpOnAnotherProcesssEntriesAndNeverForItsOwn) {
@@ -106,12 +107,13 @@ TEST_F(SqliteSyncTest, ConcurrentReaderSyncsShareOneSyncStartedAfterTheyArrived)
   std::atomic<int> arrived{0};
   std::atomic<int> syncing{0};
   std::atomic<bool> release{false};
-  db_->ReaderSyncHooksForTesting([&] { ++arrived; },
-                                 [&] {
-                                   if (++syncing == 1) {
-                                     while (!release) std::this_thread::yield();
-                                   }
-                                 });
+  SqliteDatabaseTestPeer::ReaderSyncHooks(
+      *db_, [&] { ++arrived; },
+      [&] {
+        if (++syncing == 1) {
+          while (!release) std::this_thread::yield();
+        }
+      });
   const std::uint64_t before = db_->write_stats().reader_syncs;
   {
     std::jthread first([&] { db_->SyncForReaders(); });
@@ -125,14 +127,14 @@ TEST_F(SqliteSyncTest, ConcurrentReaderSyncsShareOneSyncStartedAfterTheyArrived)
       << "the two callers that arrived during the first sync share the next one, and neither "
          "counts on the first";
   EXPECT_EQ(syncing, 2);
-  db_->ReaderSyncHooksForTesting(nullptr, nullptr);
+  SqliteDatabaseTestPeer::ReaderSyncHooks(*db_, nullptr, nullptr);
 }
 
 TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
   const Stream stream = MakeStream(Ref("b1"), 1);
   const int partition = PartitionOf("t1", "b1", kPartitions);
   const auto before = db_->write_stats();
-  db_->HoldSyncsForTesting(true);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, true);
   std::atomic<bool> returned{false};
   AppendResult result = AppendResult::Unknown("not run");
   std::jthread appender([&] {
@@ -146,7 +148,7 @@ TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
   EXPECT_FALSE(returned) << "the append returned before its commit was synced";
   EXPECT_EQ(db_->write_stats().synced, before.synced);
 
-  db_->HoldSyncsForTesting(false);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, false);
   appender.join();
   EXPECT_TRUE(result.appended());
   const auto entries = log_->ReadAfter(partition, 0, 10);
@@ -161,28 +163,28 @@ TEST_F(SqliteSyncTest, AnAppendReturnsOnlyOnceSyncedAndTailsDoNotSeeItBefore) {
 // it synced again and returned; the syncer's post could then land on the wake of the thread's next
 // write, which led beside the real leader on one connection (SQLite crashed in sqlite3_reset).
 TEST_F(SqliteSyncTest, ALeaderWhoseWriteTheSyncerSyncedMeanwhileWaitsForTheSyncersWake) {
-  const int unconsumed = SqliteDatabase::UnconsumedWakesForTesting();
+  const int unconsumed = SqliteDatabaseTestPeer::UnconsumedWakes();
   const auto before = db_->write_stats();
-  db_->AfterEachBatchForTesting([this] { db_->SyncNowForTesting(); });
+  SqliteDatabaseTestPeer::AfterEachBatch(*db_, [this] { SqliteDatabaseTestPeer::SyncNow(*db_); });
   EXPECT_TRUE(log_->Append(MakeStream(Ref("b1"), 1)).appended());
-  db_->AfterEachBatchForTesting(nullptr);
+  SqliteDatabaseTestPeer::AfterEachBatch(*db_, nullptr);
   EXPECT_EQ(db_->write_stats().syncs, before.syncs + 1) << "the hook's sync, and no other";
-  EXPECT_EQ(SqliteDatabase::UnconsumedWakesForTesting(), unconsumed)
+  EXPECT_EQ(SqliteDatabaseTestPeer::UnconsumedWakes(), unconsumed)
       << "the syncer posted a wake no one waited for";
 }
 
 TEST_F(SqliteSyncTest, LazyWritesDoNotWaitForTheSyncer) {
-  db_->HoldSyncsForTesting(true);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, true);
   log_->CommitCheckpoint(0, "projection", 0);  // would hang here if it waited
   EXPECT_TRUE(log_->AcquireLease(0, "node-1", milliseconds(10'000)));
-  db_->HoldSyncsForTesting(false);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, false);
   EXPECT_EQ(log_->LeaseOf(0)->node, "node-1");
 }
 
 TEST_F(SqliteSyncTest, ConcurrentAppendsCommittedWhileASyncRunsShareTheNextSync) {
   constexpr int kAppenders = 6;
   const auto before = db_->write_stats();
-  db_->HoldSyncsForTesting(true);
+  SqliteDatabaseTestPeer::HoldSyncs(*db_, true);
   std::vector<AppendResult> results(kAppenders, AppendResult::Unknown("not run"));
   {
     std::vector<std::jthread> appenders;
@@ -191,9 +193,10 @@ TEST_F(SqliteSyncTest, ConcurrentAppendsCommittedWhileASyncRunsShareTheNextSync)
           [&, i] { results[i] = log_->Append(MakeStream(Ref("c" + std::to_string(i)), 1)); });
     }
     ASSERT_TRUE(Eventually([&] {
-      return db_->write_stats().works == before.works + kAppenders && db_->queued_writes() == 0;
+      return db_->write_stats().works == before.works + kAppenders &&
+             SqliteDatabaseTestPeer::QueuedWrites(*db_) == 0;
     }));
-    db_->HoldSyncsForTesting(false);
+    SqliteDatabaseTestPeer::HoldSyncs(*db_, false);
   }
   for (const AppendResult& result : results) EXPECT_TRUE(result.appended());
   const auto after = db_->write_stats();
@@ -202,7 +205,7 @@ TEST_F(SqliteSyncTest, ConcurrentAppendsCommittedWhileASyncRunsShareTheNextSync)
 }
 
 TEST_F(SqliteSyncTest, AFailedSyncFailsItsWriteAndEveryLaterWriteUntilReopened) {
-  db_->FailNextSyncForTesting();
+  SqliteDatabaseTestPeer::FailNextSync(*db_);
   const auto failure = FailureOf([&] { log_->Append(MakeStream(Ref("d1"), 1)); });
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kUnavailable);
