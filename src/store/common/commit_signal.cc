@@ -51,7 +51,9 @@ std::vector<Entry> TailWithBackoff(CommitSignal& signal, int partition,
     std::vector<Entry> entries = read_after();
     const auto now = Clock::now();
     if (!entries.empty() || stop.stop_requested() || now >= deadline) return entries;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    // Rounded up: a remainder under a millisecond truncated to 0 would read again and again
+    // without waiting until the deadline passed.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
     const bool woken = signal.WaitFor(partition, seen, std::min(interval, left), stop);
     if (!woken) interval = std::min(interval * 2, policy.max_poll_interval);
   }
