@@ -25,8 +25,8 @@ TEST(PartitionOf, SeparatesTenantFromIdWithAZeroByte) {
   // "ab" + "" and "a" + "b" must hash different inputs.
   std::set<int> seen;
   for (int i = 0; i < 64; ++i) {
-    const std::string n = std::to_string(i);
-    seen.insert(PartitionOf("a", "b" + n, 1 << 20) - PartitionOf("ab", n, 1 << 20));
+    seen.insert(PartitionOf("a", "b" + std::to_string(i), 1 << 20) -
+                PartitionOf("ab", std::to_string(i), 1 << 20));
   }
   EXPECT_GT(seen.size(), 1u);
 }
