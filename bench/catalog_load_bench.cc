@@ -27,13 +27,8 @@
 #include <vector>
 
 #include "catalog.h"
-#include "wow/command_processor.h"
-#include "wow/event_log.h"
-#include "wow/reservation_store.h"
-#include "wow/sqlite.h"
-#include "wow/subscription.h"
-#include "wow/timer_service.h"
-#include "wow/timer_store.h"
+#include "wow/node.h"
+#include "wow/store_set.h"
 
 namespace {
 
@@ -107,6 +102,14 @@ double Percentile(const std::vector<std::uint32_t>& sorted, double p) {
   return sorted[i] / 1000.0;
 }
 
+// The value of the figure `name` in `metrics`; 0 when absent.
+double Figure(const std::vector<wow::StoreMetric>& metrics, std::string_view name) {
+  for (const wow::StoreMetric& metric : metrics) {
+    if (metric.name == name) return metric.value;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -121,43 +124,20 @@ int main(int argc, char** argv) {
     path = (dir / "catalog.db").string();
   }
 
-  const auto clock = wow::SystemClock::Instance();
-  wow::SqliteOptions sqlite_options;
-  sqlite_options.synchronous = ParseSynchronous(options.synchronous);
-  std::shared_ptr<wow::SqliteDatabase> db;
-  std::shared_ptr<wow::EventLog> log;
-  std::shared_ptr<wow::ReservationStore> reservations;
-  std::shared_ptr<wow::TimerStore> timers;
-  if (options.memory) {
-    log = wow::NewMemoryEventLog(std::string(eshop::kContext), clock);
-    reservations = wow::NewMemoryReservationStore(clock);
-    timers = wow::NewMemoryTimerStore(std::string(eshop::kContext), options.partitions);
-  } else {
-    db = wow::OpenSqliteDatabase(path, sqlite_options);
-    log = wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
-    reservations = wow::NewSqliteReservationStore(db, clock);
-    timers = wow::NewSqliteTimerStore(db, std::string(eshop::kContext), options.partitions);
-  }
-  log->Create(options.partitions);
-  auto processor = std::make_shared<wow::CommandProcessor>(
-      log, reservations, clock, wow::CommandProcessorOptions{.workers = 1});
-  processor->Register(eshop::BrandType());
-  processor->Register(eshop::CategoryType());
-  std::unique_ptr<wow::SubscriptionRunner> runner;
-  std::unique_ptr<wow::TimerService> timer_service;
-  if (options.subscriptions) {
-    // As wow-catalog: the reservation subscription only when the appends leave keys to confirm.
-    std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
-        wow::NewTimerSubscription(timers, options.partitions)};
-    if (!reservations->ConfirmsOnAppend(*log)) {
-      subscriptions.push_back(wow::NewReservationSubscription(reservations, log));
-    }
-    runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
-    runner->Start();
-    timer_service = std::make_unique<wow::TimerService>(
-        log, timers, processor, clock, wow::TimerServiceOptions{.node = runner->node()});
-    timer_service->Start();
-  }
+  wow::StoreSetOptions store_options;
+  store_options.partitions = options.partitions;
+  store_options.sqlite.synchronous = ParseSynchronous(options.synchronous);
+  const wow::StoreSet stores = wow::OpenStores(options.memory ? "memory:" : "sqlite:" + path,
+                                               std::string(eshop::kContext), store_options);
+  // As wow-catalog: one node, its subscriptions and timer service unless --no-subscriptions.
+  wow::NodeOptions node_options;
+  node_options.processor.workers = 1;
+  node_options.run_subscriptions = options.subscriptions;
+  auto node = std::make_unique<wow::Node>(stores, node_options);
+  node->Register(eshop::BrandType());
+  node->Register(eshop::CategoryType());
+  node->Start();
+  wow::CommandProcessor& processor = node->processor();
 
   std::atomic<bool> go{false};
   std::atomic<long> failed{0};
@@ -165,7 +145,7 @@ int main(int argc, char** argv) {
   const auto duration = std::chrono::duration<double>(options.seconds);
   SteadyClock::time_point start;
   std::pair<double, double> cpu_before;
-  wow::SqliteWriteStats stats_before;
+  std::vector<wow::StoreMetric> stats_before;
   {
     std::vector<std::jthread> threads;
     for (int t = 0; t < options.threads; ++t) {
@@ -181,7 +161,7 @@ int main(int argc, char** argv) {
           const std::string name = "brand " + std::to_string(t) + "-" + std::to_string(i);
           try {
             const wow::CommandResult result =
-                processor->Process(ref, wow::CommandMessage::Of(eshop::CreateBrand{name}));
+                processor.Process(ref, wow::CommandMessage::Of(eshop::CreateBrand{name}));
             if (result.kind != wow::CommandResult::Kind::kAccepted) ++failed;
           } catch (const std::exception& e) {
             std::fprintf(stderr, "command failed: %s\n", e.what());
@@ -194,15 +174,14 @@ int main(int argc, char** argv) {
       });
     }
     cpu_before = CpuSeconds();
-    if (db) stats_before = wow::SqliteStats(db);
+    stats_before = stores.Metrics();
     start = SteadyClock::now();
     go = true;
   }
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const auto cpu_after = CpuSeconds();
-  const wow::SqliteWriteStats stats = db ? wow::SqliteStats(db) : wow::SqliteWriteStats{};
-  timer_service.reset();
-  if (runner) runner->Stop();
+  const std::vector<wow::StoreMetric> stats = stores.Metrics();
+  node->Stop();
 
   std::vector<std::uint32_t> all;
   for (const auto& mine : latencies) all.insert(all.end(), mine.begin(), mine.end());
@@ -222,33 +201,29 @@ int main(int argc, char** argv) {
       all.size() / elapsed, Percentile(all, 50), Percentile(all, 90), Percentile(all, 99),
       Percentile(all, 99.9), all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system),
       per_command(user), per_command(system), (user + system) / elapsed);
-  if (db) {
+  if (!options.memory) {
     // Counted over the run: the writer's share of the wall time is how close it is to being the
     // limit; its time per write is what one more write costs it.
-    const std::uint64_t transactions = stats.transactions - stats_before.transactions;
-    const std::uint64_t works = stats.works - stats_before.works;
-    const std::uint64_t syncs = stats.syncs - stats_before.syncs;
-    const double writing = (stats.writing_micros - stats_before.writing_micros) / 1e6;
-    const double syncing = (stats.syncing_micros - stats_before.syncing_micros) / 1e6;
+    auto grew = [&](std::string_view name) {
+      return Figure(stats, name) - Figure(stats_before, name);
+    };
+    const double transactions = grew("wow_sqlite_transactions_total");
+    const double works = grew("wow_sqlite_writes_total");
+    const double syncs = grew("wow_sqlite_syncs_total");
+    const double writing = grew("wow_sqlite_writing_seconds_total");
+    const double syncing = grew("wow_sqlite_syncing_seconds_total");
     auto ratio = [](double a, double b) { return b == 0 ? 0.0 : a / b; };
     std::printf(
-        "sqlite writer: %llu transactions, %.1f writes each, %.0f us a write; busy %.0f%% of the "
-        "run\nsqlite syncs: %llu, %.1f transactions each, %.0f us each; busy %.0f%% of the run; "
-        "%llu by tails; %llu checkpoints off the writer\n",
-        static_cast<unsigned long long>(transactions), ratio(works, transactions),
-        ratio(writing * 1e6, works), 100 * writing / elapsed,
-        static_cast<unsigned long long>(syncs), ratio(stats.synced - stats_before.synced, syncs),
-        ratio(syncing * 1e6, syncs), 100 * syncing / elapsed,
-        static_cast<unsigned long long>(stats.reader_syncs - stats_before.reader_syncs),
-        static_cast<unsigned long long>(stats.checkpoints - stats_before.checkpoints));
+        "sqlite writer: %.0f transactions, %.1f writes each, %.0f us a write; busy %.0f%% of the "
+        "run\nsqlite syncs: %.0f, %.1f transactions each, %.0f us each; busy %.0f%% of the run; "
+        "%.0f by tails; %.0f checkpoints off the writer\n",
+        transactions, ratio(works, transactions), ratio(writing * 1e6, works),
+        100 * writing / elapsed, syncs, ratio(grew("wow_sqlite_synced_transactions_total"), syncs),
+        ratio(syncing * 1e6, syncs), 100 * syncing / elapsed, grew("wow_sqlite_reader_syncs_total"),
+        grew("wow_sqlite_checkpoints_total"));
   }
 
-  runner.reset();
-  processor.reset();
-  timers.reset();
-  reservations.reset();
-  log.reset();
-  db.reset();
+  node.reset();
   if (!dir.empty()) std::filesystem::remove_all(dir);
   return failed.load() == 0 ? 0 : 1;
 }

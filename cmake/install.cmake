@@ -1,5 +1,5 @@
 # Install rules: the public headers, the libraries, the CMake package `wow` (find_package(wow
-# CONFIG), targets wow::core, wow::memory, wow::sqlite, wow::testing) and wow.pc for pkg-config.
+# CONFIG), targets wow::core, wow::memory, wow::sqlite, wow::stores, wow::testing) and wow.pc for pkg-config.
 # One export set per component, so that a component's dependencies (SQLite, GoogleTest) are needed
 # only by the users who ask for it.
 include(CMakePackageConfigHelpers)
@@ -30,13 +30,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/wow DESTINATION ${CMAKE_INSTALL_
         ${_wow_header_excludes})
 
 # wow_store_common has no public header: it is installed because the static backends link it.
-install(TARGETS wow_core wow_store_common wow_memory EXPORT wow-core-targets
+# wow_stores (OpenStores) links every backend the build has, so it goes with the SQLite component
+# when there is one, else with core.
+set(_wow_core_libs wow_core wow_store_common wow_memory)
+if(NOT TARGET wow_sqlite)
+  list(APPEND _wow_core_libs wow_stores)
+endif()
+install(TARGETS ${_wow_core_libs} EXPORT wow-core-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT wow-core-targets NAMESPACE wow:: DESTINATION ${WOW_INSTALL_CMAKEDIR})
 if(TARGET wow_sqlite)
-  install(TARGETS wow_sqlite EXPORT wow-sqlite-targets
+  install(TARGETS wow_sqlite wow_stores EXPORT wow-sqlite-targets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -65,10 +71,10 @@ else()
   string(REGEX REPLACE "/$" "" _wow_pc_up "${_wow_pc_up}")
   set(WOW_PC_PREFIX "\${pcfiledir}/${_wow_pc_up}")
 endif()
-set(WOW_PC_LIBS "-lwow_memory -lwow_store_common -lwow_core")
+set(WOW_PC_LIBS "-lwow_stores -lwow_memory -lwow_store_common -lwow_core")
 set(WOW_PC_REQUIRES_PRIVATE "libxxhash fmt spdlog")
 if(TARGET wow_sqlite)
-  set(WOW_PC_LIBS "-lwow_sqlite ${WOW_PC_LIBS}")
+  set(WOW_PC_LIBS "-lwow_stores -lwow_sqlite -lwow_memory -lwow_store_common -lwow_core")
   string(APPEND WOW_PC_REQUIRES_PRIVATE " sqlite3")
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/wow.pc.in ${CMAKE_CURRENT_BINARY_DIR}/wow.pc @ONLY)

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh -DWOW_BUILD_TESTS=OFF -DWOW_BUILD_BENCHMARKS=OFF
 mkdir -p var
-exec "${BUILD_DIR:-build}/bin/wow-catalog" --db var/catalog.db "$@"
+exec "${BUILD_DIR:-build}/bin/wow-catalog" --store sqlite:var/catalog.db "$@"

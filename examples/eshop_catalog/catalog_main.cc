@@ -1,10 +1,10 @@
-// wow-catalog: the eShop catalog over HTTP/JSON on the embedded SQLite store (docs/SERVICE.md).
+// wow-catalog: the eShop catalog over HTTP/JSON, on the store its --store URI names (the embedded
+// SQLite file by default; docs/SERVICE.md).
 //
-// Opens (or creates) the database file, runs a CommandProcessor with the brand and category
-// types, a SubscriptionRunner with the timer subscription (the reservation subscription is not
-// needed: on one SQLite file every append confirms its own keys), and an HTTP server. SIGTERM
-// and SIGINT stop it cleanly: the HTTP server first (the commands in flight finish), then the
-// subscriptions, the processor and the store. A second signal exits at once.
+// Opens the store set, runs a wow::Node with the brand and category types (its processor, its
+// subscriptions and its timer service), and an HTTP server. SIGTERM and SIGINT stop it cleanly:
+// the HTTP server first (the commands in flight finish), then the node and the stores. A second
+// signal exits at once.
 #include <httplib.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -23,9 +23,8 @@
 #include "service_metrics.h"
 #include "wow/command_processor.h"
 #include "wow/error.h"
-#include "wow/sqlite.h"
-#include "wow/subscription.h"
-#include "wow/timer_service.h"
+#include "wow/node.h"
+#include "wow/store_set.h"
 
 #if defined(__SANITIZE_THREAD__)
 // Debian's libcpp-httplib is not built with ThreadSanitizer, so the statics it initialises lazily
@@ -39,7 +38,7 @@ extern "C" const char* __tsan_default_suppressions() {
 namespace {
 
 struct Flags {
-  std::string db;
+  std::string store;
   std::string listen = "127.0.0.1:8080";
   int partitions = 16;
   bool partitions_given = false;
@@ -109,59 +108,50 @@ int Run(const Flags& flags) {
                      flags.listen);
     return 2;
   }
-  const std::filesystem::path db_path(flags.db);
-  if (db_path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(db_path.parent_path(), ec);
-    if (ec) {
-      spdlog::critical("cannot create the directory of --db {}: {}", flags.db, ec.message());
-      return 1;
+  wow::StoreUri uri;
+  try {
+    uri = wow::ParseStoreUri(flags.store);
+  } catch (const wow::Error& e) {
+    spdlog::critical("--store: {}", e.what());
+    return 2;
+  }
+  if (uri.kind == wow::StoreUri::Kind::kSqlite) {
+    const std::filesystem::path db_path(uri.location);
+    if (db_path.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(db_path.parent_path(), ec);
+      if (ec) {
+        spdlog::critical("cannot create the directory of the store {}: {}", uri.location,
+                         ec.message());
+        return 1;
+      }
     }
   }
 
-  const auto clock = wow::SystemClock::Instance();
   const auto metrics = std::make_shared<eshop::ServiceMetrics>();
-  wow::SqliteOptions sqlite_options;
-  sqlite_options.synchronous = ParseSynchronous(flags.synchronous);
-  sqlite_options.busy_timeout = std::chrono::milliseconds(flags.busy_timeout_ms);
-  auto db = wow::OpenSqliteDatabase(flags.db, sqlite_options);
-  metrics->WatchSqlite(db);
-  std::shared_ptr<wow::EventLog> log =
-      wow::NewSqliteEventLog(db, std::string(eshop::kContext), clock);
-  int partitions = flags.partitions;
-  if (flags.partitions_given) {
-    log->Create(partitions);
-  } else {
-    try {
-      partitions = log->Open();
-    } catch (const wow::Error& e) {
-      if (e.code() != wow::ErrorCode::kFailedPrecondition) throw;
-      log->Create(partitions);  // a new file
-    }
-  }
-  std::shared_ptr<wow::ReservationStore> reservations = wow::NewSqliteReservationStore(db, clock);
-  std::shared_ptr<wow::TimerStore> timers =
-      wow::NewSqliteTimerStore(db, std::string(eshop::kContext), partitions);
+  wow::StoreSetOptions store_options;
+  store_options.partitions = flags.partitions_given ? flags.partitions : 0;
+  store_options.new_log_partitions = flags.partitions;
+  store_options.sqlite.synchronous = ParseSynchronous(flags.synchronous);
+  store_options.sqlite.busy_timeout = std::chrono::milliseconds(flags.busy_timeout_ms);
+  const wow::StoreSet stores =
+      wow::OpenStores(flags.store, std::string(eshop::kContext), store_options);
+  metrics->WatchStores(stores);
+  const int partitions = stores.partitions();
 
-  auto processor = std::make_shared<wow::CommandProcessor>(
-      eshop::MeterEventLog(log, metrics), eshop::MeterReservations(reservations, metrics), clock,
-      wow::CommandProcessorOptions{.workers = 1});
-  processor->Register(eshop::BrandType());
-  processor->Register(eshop::CategoryType());
-
-  // The log and the reservations share the file: each append confirms its keys itself, so the
-  // reservation subscription would have nothing to repair (ReservationStore::ConfirmsOnAppend).
-  std::vector<std::shared_ptr<wow::Subscription>> subscriptions{
-      wow::NewTimerSubscription(timers, partitions)};
-  if (!reservations->ConfirmsOnAppend(*log)) {
-    subscriptions.push_back(wow::NewReservationSubscription(reservations, log));
-  }
-  auto runner = std::make_unique<wow::SubscriptionRunner>(log, subscriptions);
-  runner->Start();
-  // Fires the timers aggregates set (the catalog's own set none), on the runner's leases.
-  auto timer_service = std::make_unique<wow::TimerService>(
-      log, timers, processor, clock, wow::TimerServiceOptions{.node = runner->node()});
-  timer_service->Start();
+  // The node: the processor over metered stores, the timer subscription (and the reservation
+  // subscription where the appends do not confirm their keys), and the timer service, which fires
+  // the timers aggregates set (the catalog's own set none).
+  wow::NodeOptions node_options;
+  node_options.processor.workers = 1;
+  auto node = std::make_unique<wow::Node>(
+      stores.With(eshop::MeterEventLog(stores.log(), metrics),
+                  eshop::MeterReservations(stores.reservations(), metrics)),
+      node_options);
+  node->Register(eshop::BrandType());
+  node->Register(eshop::CategoryType());
+  node->Start();
+  wow::CommandProcessor& processor = node->processor();
 
   httplib::Server server;
   const int threads = flags.threads;
@@ -169,7 +159,7 @@ int Run(const Flags& flags) {
   server.set_keep_alive_max_count(100'000);
   server.set_tcp_nodelay(true);
   eshop::RefuseSharedPorts(server);
-  eshop::CatalogHttp http(*processor, metrics);
+  eshop::CatalogHttp http(processor, metrics);
   http.Register(server);
 
   int port = endpoint->port;
@@ -185,9 +175,9 @@ int Run(const Flags& flags) {
   const std::string host =
       endpoint->host.find(':') == std::string::npos ? endpoint->host : "[" + endpoint->host + "]";
   spdlog::info("{} partitions, synchronous={}, {} HTTP threads, node {}", partitions,
-               flags.synchronous, threads, runner->node());
-  std::cout << "wow-catalog listening on http://" << host << ":" << port << " (db " << flags.db
-            << ")" << std::endl;
+               flags.synchronous, threads, node->name());
+  std::cout << "wow-catalog listening on http://" << host << ":" << port << " (store "
+            << flags.store << ")" << std::endl;
 
   std::atomic<bool> done{false};
   std::thread watcher([&] { WatchSignals(server, done); });
@@ -196,14 +186,8 @@ int Run(const Flags& flags) {
   watcher.join();
 
   spdlog::info("HTTP server stopped; stopping the subscriptions and closing the store");
-  timer_service.reset();
-  runner->Stop();
-  runner.reset();
-  processor.reset();
-  timers.reset();
-  reservations.reset();
-  log.reset();
-  db.reset();
+  node->Stop();
+  node.reset();  // the processor's queued commands finish; the stores close after their users
   spdlog::info("stopped cleanly");
   return listened ? 0 : 1;
 }
@@ -216,10 +200,13 @@ int main(int argc, char** argv) {
       "wow-catalog: the eShop catalog (brands and categories with unique names) over HTTP/JSON "
       "on the embedded SQLite store. Routes: see docs/SERVICE.md. SIGTERM or SIGINT stops it "
       "cleanly."};
-  app.add_option("--db", flags.db,
-                 "The SQLite database file; created when missing, with its directory. Several "
-                 "services may share one file.")
-      ->required();
+  CLI::Option* store =
+      app.add_option("--store", flags.store,
+                     "The store: sqlite:PATH (or a bare PATH) for a SQLite database file, created "
+                     "when missing with its directory, which several services may share; memory: "
+                     "for a throw-away store (docs/SERVICE.md)");
+  app.add_option("--db", flags.store, "The same as --store sqlite:PATH (kept for scripts)")
+      ->excludes(store);
   app.add_option("--listen", flags.listen,
                  "HOST:PORT to listen on; port 0 picks a free port (the start line says which)")
       ->capture_default_str();
@@ -249,6 +236,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 600'000));
   app.set_version_flag("--version", "wow-catalog 0.1.0");
   CLI11_PARSE(app, argc, argv);
+  if (flags.store.empty()) {
+    std::cerr << "wow-catalog: --store URI is required (or --db PATH); see --help\n";
+    return 2;
+  }
   flags.partitions_given = partitions->count() > 0;
 
   auto logger = spdlog::stderr_color_mt("wow-catalog");

@@ -201,33 +201,11 @@ std::string ServiceMetrics::Render() const {
          "Confirmations that found another aggregate holding the key (see /healthz); 0 unless a "
          "uniqueness promise broke.");
   out += fmt::format("wow_key_incidents_total {}\n", wow::KeyIncidentCount());
-  if (sqlite_) {
-    const wow::SqliteWriteStats stats = wow::SqliteStats(sqlite_);
-    auto counter = [&](std::string_view name, std::string_view help, std::uint64_t value) {
-      Header(out, name, "counter", help);
-      out += fmt::format("{} {}\n", name, value);
-    };
-    counter("wow_sqlite_transactions_total", "Write transactions committed.", stats.transactions);
-    counter("wow_sqlite_writes_total",
-            "Writes those transactions held (group commit: writes per transaction).", stats.works);
-    counter("wow_sqlite_synced_transactions_total",
-            "Transactions acknowledged only once synced to disk.", stats.synced);
-    counter("wow_sqlite_syncs_total", "Syncs of the write-ahead log.", stats.syncs);
-    counter("wow_sqlite_reader_syncs_total",
-            "Syncs a tail ran before delivering entries another process may not have synced.",
-            stats.reader_syncs);
-    counter("wow_sqlite_checkpoints_total",
-            "Checkpoints the checkpointer thread ran (the write-ahead log copied into the file).",
-            stats.checkpoints);
-    auto seconds = [&](std::string_view name, std::string_view help, std::uint64_t micros) {
-      Header(out, name, "counter", help);
-      out += fmt::format("{} {:.6f}\n", name, micros / 1e6);
-    };
-    seconds("wow_sqlite_writing_seconds_total",
-            "Time the single writer spent in write transactions (its rate is the writer's load).",
-            stats.writing_micros);
-    seconds("wow_sqlite_syncing_seconds_total", "Time spent syncing the write-ahead log.",
-            stats.syncing_micros);
+  if (store_metrics_) {
+    for (const wow::StoreMetric& metric : store_metrics_()) {
+      Header(out, metric.name, metric.counter ? "counter" : "gauge", metric.help);
+      out += fmt::format("{} {}\n", metric.name, metric.value);
+    }
   }
   return out;
 }

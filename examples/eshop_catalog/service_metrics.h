@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,7 +33,7 @@
 
 #include "wow/event_log.h"
 #include "wow/reservation_store.h"
-#include "wow/sqlite.h"
+#include "wow/store_set.h"
 
 namespace eshop {
 
@@ -76,8 +77,11 @@ class ServiceMetrics {
   void CountReserve(std::string_view result);
   void CountHttp(std::string_view method, int status);
 
-  // Adds the SQLite writer's counters (wow_sqlite_*) to every Render. Call before serving.
-  void WatchSqlite(std::shared_ptr<wow::SqliteDatabase> db) { sqlite_ = std::move(db); }
+  // Adds the store set's own figures (the SQLite writer's wow_sqlite_*, say) to every Render.
+  // Call before serving.
+  void WatchStores(const wow::StoreSet& stores) {
+    store_metrics_ = [stores] { return stores.Metrics(); };
+  }
 
   // Every metric in the Prometheus text format.
   std::string Render() const;
@@ -90,7 +94,7 @@ class ServiceMetrics {
   LabeledCounter http_;
   LatencyHistogram command_seconds_;
   LatencyHistogram append_seconds_;
-  std::shared_ptr<wow::SqliteDatabase> sqlite_;
+  std::function<std::vector<wow::StoreMetric>()> store_metrics_;
 };
 
 // `log`, counting and timing every Append and AppendAll in `metrics`.

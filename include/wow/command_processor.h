@@ -5,7 +5,7 @@
 //  3. Rejected, no-op, or the decide function threw: abandon the attempt's holds; answer.
 //  4. Events: append one stream at version + 1 with the events and the key and timer facts, only
 //     while the attempt's keys are surely its own: where the append confirms them in its own
-//     transaction (ReservationStore::ConfirmsOnAppend: a SQLite log and reservation store on one
+//     transaction (StoreSet::appends_confirm_keys: a SQLite log and reservation store on one
 //     file) it checks them, and a key lost meanwhile is a version conflict; elsewhere an attempt
 //     older than half reservation_ttl decides again instead of appending.
 //     Appended: confirm each reserved key and release each released key at the stream's version
@@ -34,6 +34,7 @@
 #include "wow/aggregate.h"
 #include "wow/event_log.h"
 #include "wow/reservation_store.h"
+#include "wow/store_set.h"
 
 namespace wow {
 
@@ -72,13 +73,18 @@ struct LoadedAggregate {
 
 struct CommandProcessorOptions {
   std::chrono::milliseconds reservation_ttl{30'000};  // how long a pending reservation lives
-  int max_attempts = 8;   // decisions per command before a run of conflicts is Error(kAborted)
-  int workers = 4;        // threads of Submit's pool
+  int max_attempts = 8;  // decisions per command before a run of conflicts is Error(kAborted)
+  int workers = 4;       // threads of Submit's pool
 };
 
 class CommandProcessor {
  public:
-  // Processes commands against `log` and `reservations`, timing decisions by `clock`.
+  // Processes commands against the stores of `stores`, timing decisions by its clock; confirms
+  // the keys after an append unless the set's appends confirm them (appends_confirm_keys).
+  explicit CommandProcessor(const StoreSet& stores, CommandProcessorOptions options = {});
+
+  // Processes commands against `log` and `reservations`, timing decisions by `clock`; confirms
+  // the keys after each append (harmless where the append did: the confirmation finds it done).
   CommandProcessor(std::shared_ptr<EventLog> log, std::shared_ptr<ReservationStore> reservations,
                    std::shared_ptr<const Clock> clock, CommandProcessorOptions options = {});
   ~CommandProcessor();  // waits for the commands Submit queued

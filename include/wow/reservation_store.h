@@ -58,8 +58,6 @@
 
 namespace wow {
 
-class EventLog;
-
 // The longest time to live a reservation may ask for.
 inline constexpr std::chrono::milliseconds kMaxReservationTtl{366LL * 24 * 3600 * 1000};
 
@@ -155,12 +153,6 @@ class ReservationStore {
   // first key. REQUIRES: limit > 0.
   virtual std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                         int limit) = 0;
-
-  // Whether every append to `log` confirms and releases its stream's keys in this store within
-  // the append's own transaction (a SQLite log and this store on one file). Then no confirmation
-  // is ever left to do after an append: the CommandProcessor skips its own, and the reservation
-  // subscription has nothing to repair. False unless a backend knows it is true.
-  virtual bool ConfirmsOnAppend(const EventLog& /*log*/) const { return false; }
 };
 
 // The reference implementation: every reservation in memory, gone with the process.

@@ -1,8 +1,9 @@
 // Forwarding wrappers of the store contracts: each forwards every call to the store it wraps, so
 // a subclass overrides only what it needs, such as a fault injected into one operation (after
 // LevelDB's EnvWrapper). An EventLogWrapper is taken to pass appends through to the log it wraps:
-// a ReservationStore that confirms keys on that log's appends (ConfirmsOnAppend) does on the
-// wrapper's too, so a subclass must not report an append as done that its target did not do.
+// a store set whose appends confirm their keys (StoreSet::appends_confirm_keys) keeps that
+// promise with the wrapper in place (StoreSet::With), so a subclass must not report an append as
+// done that its target did not do.
 //
 // Thread-safety: as the wrapped store.
 #pragma once
@@ -42,9 +43,6 @@ class ReservationStoreWrapper : public ReservationStore {
   std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                 int limit) override {
     return target_->List(scope, after_key, limit);
-  }
-  bool ConfirmsOnAppend(const EventLog& log) const override {
-    return target_->ConfirmsOnAppend(log);
   }
 
  private:

@@ -76,11 +76,12 @@ void AbandonHolds(ReservationStore& reservations, const DecideScope& scope) {
 
 class CommandProcessor::Impl {
  public:
-  Impl(CommandProcessor& outer, std::shared_ptr<const Clock> clock, CommandProcessorOptions options)
+  Impl(CommandProcessor& outer, std::shared_ptr<const Clock> clock, CommandProcessorOptions options,
+       bool appends_confirm_keys)
       : outer_(outer),
         clock_(std::move(clock)),
         options_(options),
-        confirm_after_append_(!outer.reservations_->ConfirmsOnAppend(*outer.log_)) {
+        confirm_after_append_(!appends_confirm_keys) {
     Require(clock_ != nullptr, "a command processor needs a clock");
     Require(options_.max_attempts >= 1, "max_attempts must be at least 1");
     Require(options_.workers >= 1, "workers must be at least 1");
@@ -309,7 +310,7 @@ class CommandProcessor::Impl {
   CommandProcessor& outer_;
   const std::shared_ptr<const Clock> clock_;
   const CommandProcessorOptions options_;
-  // False when the log's appends confirm the keys themselves (ReservationStore::ConfirmsOnAppend).
+  // False when the log's appends confirm the keys themselves (StoreSet::appends_confirm_keys).
   const bool confirm_after_append_;
   std::map<std::string, std::shared_ptr<const AggregateBehavior>, std::less<>> types_;
   std::array<std::mutex, 1024> stripes_;
@@ -326,7 +327,12 @@ CommandProcessor::CommandProcessor(std::shared_ptr<EventLog> log,
                                    CommandProcessorOptions options)
     : log_(std::move(log)), reservations_(std::move(reservations)) {
   Require(log_ != nullptr && reservations_ != nullptr, "a command processor needs its stores");
-  impl_ = std::make_unique<Impl>(*this, std::move(clock), options);
+  impl_ = std::make_unique<Impl>(*this, std::move(clock), options, false);
+}
+
+CommandProcessor::CommandProcessor(const StoreSet& stores, CommandProcessorOptions options)
+    : log_(stores.log()), reservations_(stores.reservations()) {
+  impl_ = std::make_unique<Impl>(*this, stores.clock(), options, stores.appends_confirm_keys());
 }
 
 CommandProcessor::~CommandProcessor() = default;

@@ -6,17 +6,16 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog.h"
 #include "support/temp_dir.h"
 #include "wow/command_processor.h"
+#include "wow/store_set.h"
 #include "wow/subscription.h"
 #include "wow/timer_store.h"
-#ifdef WOW_HAVE_SQLITE
-#include "wow/sqlite.h"
-#endif
 
 namespace wow::runtime_test {
 
@@ -28,9 +27,10 @@ struct Stores {
   std::shared_ptr<TimerStore> timers;
 };
 
+// A backend: its name and the store URI of a test's stores in `dir`.
 struct RuntimeBackend {
   std::string name;
-  std::function<Stores(const testing_support::TempDir&, std::shared_ptr<const Clock>)> make;
+  std::function<std::string(const testing_support::TempDir& dir)> uri;
   // Whether the log's append itself confirms the stream's keys, in its own transaction (SQLite).
   bool append_confirms_keys = false;
 };
@@ -39,21 +39,12 @@ inline void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << 
 
 inline std::vector<RuntimeBackend> Backends() {
   std::vector<RuntimeBackend> backends;
-  backends.push_back(
-      {"Memory", [](const testing_support::TempDir&, std::shared_ptr<const Clock> clock) {
-         return Stores{NewMemoryEventLog(std::string(eshop::kContext), clock),
-                       NewMemoryReservationStore(clock),
-                       NewMemoryTimerStore(std::string(eshop::kContext), 4)};
-       }});
+  backends.push_back({"Memory", [](const testing_support::TempDir&) { return "memory:"; }});
 #ifdef WOW_HAVE_SQLITE
-  backends.push_back({"Sqlite",
-                      [](const testing_support::TempDir& dir, std::shared_ptr<const Clock> clock) {
-                        auto db = OpenSqliteDatabase(dir.File("runtime.db"));
-                        return Stores{NewSqliteEventLog(db, std::string(eshop::kContext), clock),
-                                      NewSqliteReservationStore(db, clock),
-                                      NewSqliteTimerStore(db, std::string(eshop::kContext), 4)};
-                      },
-                      /*append_confirms_keys=*/true});
+  backends.push_back(
+      {"Sqlite",
+       [](const testing_support::TempDir& dir) { return "sqlite:" + dir.File("runtime.db"); },
+       /*append_confirms_keys=*/true});
 #endif
   return backends;
 }
@@ -71,16 +62,21 @@ constexpr milliseconds kTtl{30'000};
 class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
  protected:
   void SetUp() override {
-    stores_ = GetParam().make(dir_, clock_);
-    stores_.log->Create(4);
+    StoreSetOptions options;
+    options.clock = clock_;
+    options.partitions = 4;
+    set_.emplace(OpenStores(GetParam().uri(dir_), std::string(eshop::kContext), options));
+    ASSERT_EQ(set_->appends_confirm_keys(), GetParam().append_confirms_keys);
+    stores_ = Stores{set_->log(), set_->reservations(), set_->timers()};
   }
 
-  // A processor over `log` and `reservations` (the test's stores unless a wrapper is given).
+  // A processor over the test's store set, with `log` and `reservations` in place of its own
+  // when given (wrappers of them).
   std::unique_ptr<CommandProcessor> Processor(
       std::shared_ptr<EventLog> log = nullptr,
       std::shared_ptr<ReservationStore> reservations = nullptr) {
     auto processor = std::make_unique<CommandProcessor>(
-        log ? log : stores_.log, reservations ? reservations : stores_.reservations, clock_,
+        set_->With(log, reservations),
         CommandProcessorOptions{.reservation_ttl = kTtl, .max_attempts = 8, .workers = 4});
     processor->Register(eshop::BrandType());
     processor->Register(eshop::CategoryType());
@@ -94,14 +90,16 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
   // The reservation subscription, caught up with the log from its checkpoint, as one node: each
   // call delivers what the log gained since the last.
   int CatchUpReservations() {
-    SubscriptionRunner runner(stores_.log,
-                              {NewReservationSubscription(stores_.reservations, stores_.log)},
-                              SubscriptionRunnerOptions{.node = "test-node"});
+    SubscriptionRunnerOptions options;
+    options.node = "test-node";
+    SubscriptionRunner runner(
+        stores_.log, {NewReservationSubscription(stores_.reservations, stores_.log)}, options);
     return runner.CatchUp();
   }
 
   testing_support::TempDir dir_;
   std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::optional<StoreSet> set_;
   Stores stores_;
 };
 

@@ -83,7 +83,7 @@ ServiceProcess::ServiceProcess(std::string db, std::vector<std::string> extra) {
   const int log_fd = mkstemp(log_path);
   if (log_fd >= 0) close(log_fd);
   log_path_ = log_path;
-  std::vector<std::string> args = {"--db", db, "--listen", "127.0.0.1:0"};
+  std::vector<std::string> args = {"--store", db, "--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra.begin(), extra.end());
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) {

@@ -22,7 +22,8 @@ namespace wow::service_test {
 
 class ServiceProcess {
  public:
-  // Starts the service on database `db` with `extra` flags, and waits until it listens.
+  // Starts the service on the store `db` (a path, or a store URI) with `extra` flags, and waits
+  // until it listens.
   // Fails the test (ADD_FAILURE) and leaves port() at 0 when it does not start in time.
   explicit ServiceProcess(std::string db, std::vector<std::string> extra = {});
   ~ServiceProcess();

@@ -159,15 +159,6 @@ TEST_P(SqliteSharedTransactionTest, OnlyAppendsAndImportsWaitForTheDisk) {
   EXPECT_EQ(Stats().synced, start.synced + 2) << "an import has no stream to rebuild it from";
 }
 
-TEST_P(SqliteSharedTransactionTest, TheStoreConfirmsOnTheAppendsOfALogOnItsOwnFileOnly) {
-  EXPECT_TRUE(reservations_->ConfirmsOnAppend(*log_));
-  EXPECT_TRUE(reservations_->ConfirmsOnAppend(EventLogWrapper(log_))) << "wrappers pass appends on";
-  auto other_db = OpenSqliteDatabase(dir_.File("other.db"));
-  EXPECT_FALSE(reservations_->ConfirmsOnAppend(*NewSqliteEventLog(other_db, kContext, clock_)));
-  EXPECT_FALSE(reservations_->ConfirmsOnAppend(*NewMemoryEventLog(kContext, clock_)));
-  EXPECT_FALSE(NewMemoryReservationStore(clock_)->ConfirmsOnAppend(*log_));
-}
-
 INSTANTIATE_TEST_SUITE_P(Layouts, SqliteSharedTransactionTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "EarlierReservationTable" : "ReservationTable";

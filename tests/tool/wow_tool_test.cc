@@ -98,10 +98,12 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 class WowToolTest : public ::testing::Test {
  protected:
-  // Starts the tool with `args` after "--db <file>", its output going to files (or `out_path`,
-  // a terminal, for both when given).
-  pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path = "") {
-    std::vector<std::string> argv{WOW_TOOL_PATH, "--db", db_};
+  // Starts the tool with `args` after "--db <file>" (unless `name_db` is false), its output going
+  // to files (or `out_path`, a terminal, for both when given).
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path = "",
+              bool name_db = true) {
+    std::vector<std::string> argv{WOW_TOOL_PATH};
+    if (name_db) argv.insert(argv.end(), {"--db", db_});
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> pointers;
     for (std::string& arg : argv) pointers.push_back(arg.data());
@@ -134,6 +136,8 @@ class WowToolTest : public ::testing::Test {
 
   // Runs `wow --db <file> args...` to its end.
   Result Run(const std::vector<std::string>& args) { return Collect(Spawn(args)); }
+  // Runs `wow args...` to its end.
+  Result RunBare(const std::vector<std::string>& args) { return Collect(Spawn(args, "", false)); }
 
   // A failure: a message on stderr, no crash, no stack trace.
   static void ExpectCleanFailure(const Result& result) {
@@ -193,6 +197,33 @@ class WowToolTest : public ::testing::Test {
 
 // ---------------------------------------------------------------------------------------------
 // init, and what every command needs
+
+TEST_F(WowToolTest, StoreNamesTheFileAsAUriAndDbIsItsSynonym) {
+  ASSERT_EQ(
+      RunBare({"--store", "sqlite:" + db_, "init", "--context", kContext, "--partitions", "4"})
+          .exit_code,
+      0);
+  Result by_uri = RunBare({"log", "head", "--store", "sqlite:" + db_});
+  EXPECT_EQ(by_uri.exit_code, 0) << by_uri.err;
+  Result by_path = RunBare({"--store", db_, "log", "head"});
+  EXPECT_EQ(by_path.exit_code, 0) << by_path.err;
+  EXPECT_EQ(by_path.out, by_uri.out);
+  Result by_db = Run({"log", "head"});
+  EXPECT_EQ(by_db.out, by_uri.out);
+
+  Result memory = RunBare({"--store", "memory:", "log", "head"});
+  EXPECT_EQ(memory.exit_code, 2);
+  EXPECT_THAT(memory.err, HasSubstr("reads SQLite stores"));
+  Result unknown = RunBare({"--store", "postgres://x/y", "log", "head"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("accepted: memory:, sqlite:PATH"));
+  Result both = Run({"--store", "sqlite:" + db_, "log", "head"});
+  EXPECT_EQ(both.exit_code, 2);
+  Result neither = RunBare({"log", "head"});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_THAT(neither.err, HasSubstr("--store URI (or --db PATH) is required"));
+  ExpectCleanFailure(neither);
+}
 
 TEST_F(WowToolTest, InitCreatesTheLogThenChecksItAndRefusesAnotherPartitionCount) {
   Result created = Run({"init", "--context", kContext, "--partitions", "4"});

@@ -6,14 +6,29 @@
 
 #include "tool.h"
 #include "wow/error.h"
+#include "wow/store_set.h"
 
 namespace {
 
 constexpr const char* kFooter =
-    R"(The global options (--db, --context, --json) may come before or after the command.
+    R"(The global options (--store, --db, --context, --json) may come before or after the command.
 Exit codes: 0 done; 1 failed (the message says why); 2 bad flags or arguments;
 3 nothing found (find, log read); 4 migrate-data finished but skipped bad lines or conflicts.
 See docs/TOOL.md for every command with an example.)";
+
+// Sets globals.db from --store (or checks --db was given): the tool reads SQLite files.
+void ResolveStore(wow::tool::Globals& globals) {
+  if (globals.store.empty()) {
+    if (globals.db.empty()) throw std::runtime_error("--store URI (or --db PATH) is required");
+    return;
+  }
+  const wow::StoreUri uri = wow::ParseStoreUri(globals.store);
+  if (uri.kind != wow::StoreUri::Kind::kSqlite) {
+    throw std::runtime_error("--store " + globals.store +
+                             ": this tool reads SQLite stores (sqlite:PATH or a bare PATH)");
+  }
+  globals.db = uri.location;
+}
 
 int Run(int argc, char** argv) {
   using namespace wow::tool;
@@ -26,9 +41,14 @@ int Run(int argc, char** argv) {
   });
   Globals globals;
   Action action;
-  app.add_option("--db", globals.db, "The database file of the store (or WOW_DB)")
-      ->required()
-      ->envname("WOW_DB");
+  CLI::Option* store =
+      app.add_option("--store", globals.store,
+                     "The store's URI: sqlite:PATH, or a bare PATH, names a SQLite database file "
+                     "(or WOW_STORE)")
+          ->envname("WOW_STORE");
+  app.add_option("--db", globals.db, "The same as --store sqlite:PATH (or WOW_DB)")
+      ->envname("WOW_DB")
+      ->excludes(store);
   app.add_option("--context", globals.context,
                  "The bounded context, such as eshop-catalog (default: the file's only one)");
   app.add_flag("--json", globals.json, "Print JSON (one document, or one a line) instead of text");
@@ -48,6 +68,12 @@ int Run(int argc, char** argv) {
   }
   if (!action) {
     std::cerr << "wow: no command given; see wow --help\n";
+    return kExitUsage;
+  }
+  try {
+    ResolveStore(globals);
+  } catch (const std::exception& e) {
+    std::cerr << "wow: " << e.what() << '\n';
     return kExitUsage;
   }
 

@@ -37,7 +37,8 @@ class Failure : public std::runtime_error {
 
 // The options every command takes.
 struct Globals {
-  std::string db;
+  std::string store;    // --store as given; empty when --db named the file
+  std::string db;       // the SQLite file: --db, or the path --store names
   std::string context;  // empty when not given
   bool json = false;
 };

@@ -52,14 +52,6 @@ namespace wow {
 
 class SqliteDatabaseTestPeer;
 
-// Implemented by the stores built on a SqliteDatabase, so that one store can tell whether another
-// keeps its data in the same file.
-class SqliteBacked {
- public:
-  virtual ~SqliteBacked() = default;
-  virtual const SqliteDatabase& database() const = 0;
-};
-
 class SqliteDatabase {
  public:
   // Use OpenSqliteDatabase: opens the file, checks and initializes it (Schema), then starts the

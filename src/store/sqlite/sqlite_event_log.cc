@@ -65,7 +65,7 @@ struct Encoded {
   std::int64_t bytes = 0;  // about the row's size
 };
 
-class SqliteEventLog final : public EventLog, public SqliteBacked {
+class SqliteEventLog final : public EventLog {
  public:
   SqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
                  std::shared_ptr<const Clock> clock)
@@ -76,7 +76,6 @@ class SqliteEventLog final : public EventLog, public SqliteBacked {
   }
 
   const std::string& context() const override { return context_; }
-  const SqliteDatabase& database() const override { return *db_; }
 
   void Create(int partitions) override {
     Require(partitions >= 1 && partitions <= sqlite::kMaxPartitions,

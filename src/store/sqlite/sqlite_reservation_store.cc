@@ -16,7 +16,6 @@
 #include "store/sqlite/reservation_rows.h"
 #include "wow/error.h"
 #include "wow/sqlite.h"
-#include "wow/store_wrappers.h"
 
 namespace wow {
 namespace {
@@ -59,17 +58,6 @@ class SqliteReservationStore final : public ReservationStore {
   std::optional<Reservation> Find(const ReservationScope& scope, const std::string& key) override {
     ValidateReservationKey(scope, key);
     return ReadRow(scope, key);
-  }
-
-  // A SQLite log on this file applies its streams' key facts in its appends (sqlite_event_log.cc);
-  // wrappers pass appends through to the log they wrap.
-  bool ConfirmsOnAppend(const EventLog& log) const override {
-    const EventLog* target = &log;
-    while (const auto* wrapper = dynamic_cast<const EventLogWrapper*>(target)) {
-      target = &wrapper->target();
-    }
-    const auto* sqlite_log = dynamic_cast<const SqliteBacked*>(target);
-    return sqlite_log != nullptr && &sqlite_log->database() == db_.get();
   }
 
   std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,

@@ -1,11 +1,12 @@
 // A small aggregate for the consumer programs: a brand whose name is unique per tenant.
 #pragma once
 
+#include <wow/aggregate.h>
+#include <wow/event_log.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <wow/aggregate.h>
 
 namespace consumer {
 
