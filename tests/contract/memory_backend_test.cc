@@ -19,6 +19,8 @@ Backend MemoryBackend() {
 
 INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreContract, ::testing::Values(MemoryBackend()),
                          BackendName());
+INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreModel, ::testing::Values(MemoryBackend()),
+                         BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, EventLogContract, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, TimerStoreContract, ::testing::Values(MemoryBackend()),
