@@ -210,7 +210,7 @@ TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
 
 TEST_F(SqliteFileTest, TheLogTableIsKeyedByPartitionShiftedLeft40BitsOrSequence) {
   EXPECT_EQ(sqlite::PositionKey(3, 5), (std::int64_t{3} << 40) | 5);
-  for (const Position position : {Position{0, 1}, Position{sqlite::kMaxPartitions - 1, 7},
+  for (const Position position : {Position{0, 1}, Position{kMaxPartitions - 1, 7},
                                   Position{5, sqlite::kMaxSequence}}) {
     EXPECT_EQ(sqlite::KeyPosition(sqlite::PositionKey(position.partition, position.sequence)),
               position);

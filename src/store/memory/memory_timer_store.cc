@@ -20,8 +20,7 @@ class MemoryTimerStore final : public TimerStore {
   MemoryTimerStore(std::string context, int partitions)
       : context_(std::move(context)), partitions_(partitions) {
     ValidateTypeName(context_, "context");
-    Require(partitions_ >= 1,
-            "a timer store needs at least 1 partition, got " + std::to_string(partitions_));
+    ValidatePartitionCount(partitions_);
   }
 
   bool Put(const Timer& timer) override {

@@ -43,9 +43,7 @@ class SqliteTimerStore final : public TimerStore {
       : db_(std::move(db)), context_(std::move(context)), partitions_(partitions) {
     Require(db_ != nullptr, "a SQLite timer store needs a database");
     ValidateTypeName(context_, "context");
-    Require(partitions_ >= 1 && partitions_ <= sqlite::kMaxPartitions,
-            "partition count must be 1 to " + std::to_string(sqlite::kMaxPartitions) + ", got " +
-                std::to_string(partitions_));
+    ValidatePartitionCount(partitions_);
     db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
   }
 
