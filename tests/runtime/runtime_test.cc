@@ -388,7 +388,7 @@ std::shared_ptr<AggregateType<Pinger>> PingerType() {
       .Apply<OpenSet>([](Pinger& state, const OpenSet& e) { state.open = e.open; })
       .Decide<Arm>([](const Pinger&, const Arm& c, DecideScope& scope) {
         TimerRule rule;
-        if (c.retry) rule = {"retry", 3, 1'000, 1'500};
+        if (c.retry) rule = {TimerRule::Kind::kRetry, 3, 1'000, 1'500};
         scope.Schedule(c.key, scope.Now() + c.delay_ms, scope.self(), Ping{}, rule);
         return Decision::Events(Armed{c.key});
       })

@@ -262,7 +262,7 @@ class SqliteTimerStore final : public TimerStore {
     t.target = {q.Text(7), q.Text(8), q.Text(9), q.Text(10)};
     t.command_type = q.Text(11);
     t.body = q.Text(12);
-    t.rule = sqlite::DecodeRule(q.TextView(13));
+    t.rule = sqlite::DecodeRule(q.TextView(13), "timer \"" + t.key + "\" of " + ToString(t.owner));
     t.state = StateFrom(q.TextView(14));
     t.attempt = static_cast<int>(q.Int(15));
     return t;
