@@ -198,7 +198,14 @@ TEST(StreamJson, ATimerRuleOfAnUnknownTypeIsInvalidArgumentNamingIt) {
 }
 
 TEST(StreamJson, AnEarlierJsonTransportOfAnUnknownTimerRuleTypeIsDataLoss) {
-  nlohmann::json stream = EveryField();
+  Stream timed;
+  timed.ref = {"ctx", "agg", "", "id"};
+  timed.version = 1;
+  timed.request_id = "req";
+  timed.events = {{"a.Created", "{}"}};
+  timed.timers = {EveryFact().timers.front()};
+  ASSERT_EQ(DecodeTransport(nlohmann::json(timed).dump()).timers, timed.timers);
+  nlohmann::json stream = timed;
   stream["timers"][0]["rule"]["type"] = "sometimes";
   EXPECT_EQ(CodeOf([&] { DecodeTransport(stream.dump()); }), ErrorCode::kDataLoss);
 }
