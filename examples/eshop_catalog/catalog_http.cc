@@ -609,13 +609,15 @@ class CatalogHttp::Impl {
     if (code == rejections::kBlankName || code == rejections::kNameTooLong) {
       return ErrorReply(400, code, result.message);
     }
-    if (code == rejections::kNotFound || code == "AGGREGATE_NOT_FOUND") return NotFound(kind, ref);
+    if (code == rejections::kNotFound || code == wow::rejections::kAggregateNotFound)
+      return NotFound(kind, ref);
     if (code == rejections::kNameTaken || code == rejections::kAlreadyCreated ||
-        code == "AGGREGATE_DELETED" || code == "AGGREGATE_NOT_DELETED") {
+        code == wow::rejections::kAggregateDeleted ||
+        code == wow::rejections::kAggregateNotDeleted) {
       std::string message = result.message;
-      if (code == "AGGREGATE_DELETED") {
+      if (code == wow::rejections::kAggregateDeleted) {
         message = "the " + kind.noun + " " + ref.id + " is deleted; restore it first";
-      } else if (code == "AGGREGATE_NOT_DELETED") {
+      } else if (code == wow::rejections::kAggregateNotDeleted) {
         message = "the " + kind.noun + " " + ref.id + " is not deleted";
       }
       return ErrorReply(409, code, message);

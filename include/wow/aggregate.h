@@ -70,6 +70,17 @@ WOW_BUILT_IN_MESSAGE(AggregateDeleted, "wow.AggregateDeleted")
 WOW_BUILT_IN_MESSAGE(AggregateRestored, "wow.AggregateRestored")
 #undef WOW_BUILT_IN_MESSAGE
 
+// The codes of the rejections the built-in rules give (CommandResult::code), stable forever:
+// clients match on them.
+namespace rejections {
+// A DeleteAggregate or RestoreAggregate of an aggregate that has no stream.
+inline constexpr std::string_view kAggregateNotFound = "AGGREGATE_NOT_FOUND";
+// Any command but RestoreAggregate to a deleted aggregate, a DeleteAggregate again included.
+inline constexpr std::string_view kAggregateDeleted = "AGGREGATE_DELETED";
+// A RestoreAggregate of an aggregate that is not deleted.
+inline constexpr std::string_view kAggregateNotDeleted = "AGGREGATE_NOT_DELETED";
+}  // namespace rejections
+
 // What a decide function returns.
 class Decision {
  public:

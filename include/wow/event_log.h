@@ -95,7 +95,7 @@ class EventLog {
   // Creates the log with `partitions` partitions, or checks an existing one. Throws
   // Error(kFailedPrecondition) naming both counts when the log exists with another count, or
   // naming both formats when it was written in another format; then nothing changes.
-  // REQUIRES: 1 <= partitions <= 4096 (else Error(kInvalidArgument)).
+  // REQUIRES: 1 <= partitions <= kMaxPartitions (else Error(kInvalidArgument)).
   virtual void Create(int partitions) = 0;
 
   // Opens a log created before (by this process or another) and returns its partition count,

@@ -65,6 +65,13 @@ void ValidateRef(const AggregateRef& ref);
 // Throws Error(kInvalidArgument) unless version >= kUnversioned. `what` names it ("timer version").
 void ValidateVersion(Version version, std::string_view what = "version");
 
+// The most partitions a context's log may have; a log's count is fixed when it is created.
+inline constexpr int kMaxPartitions = 4096;
+
+// Throws Error(kInvalidArgument) unless 1 <= partitions <= kMaxPartitions: the partition count of
+// a log, or of the timers of its context.
+void ValidatePartitionCount(int partitions);
+
 // Throws Error(kInvalidArgument) unless 0 <= partition < partitions.
 void ValidatePartition(int partition, int partitions);
 

@@ -123,7 +123,8 @@ std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<Sqli
 // The timers of `context` in `db`, whose log has `partitions` partitions. Records the context's
 // partition count when the file has none yet; throws Error(kFailedPrecondition), naming both
 // counts and changing nothing, when the context was created with another.
-// Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..4096 or a null db.
+// Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..kMaxPartitions or a
+// null db.
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
                                                 std::string context, int partitions);
 

@@ -12,6 +12,7 @@
 
 #include "wow/event_log.h"
 #include "wow/reservation_store.h"
+#include "wow/timer_store.h"
 
 namespace wow {
 
@@ -47,6 +48,31 @@ class ReservationStoreWrapper : public ReservationStore {
 
  private:
   std::shared_ptr<ReservationStore> target_;
+};
+
+class TimerStoreWrapper : public TimerStore {
+ public:
+  explicit TimerStoreWrapper(std::shared_ptr<TimerStore> target) : target_(std::move(target)) {}
+  TimerStore& target() { return *target_; }
+
+  bool Put(const Timer& timer) override { return target_->Put(timer); }
+  bool Cancel(const AggregateRef& owner, const std::string& key, Version version) override {
+    return target_->Cancel(owner, key, version);
+  }
+  int CancelAll(const AggregateRef& owner, Version version) override {
+    return target_->CancelAll(owner, version);
+  }
+  std::optional<Timer> Find(const AggregateRef& owner, const std::string& key) override {
+    return target_->Find(owner, key);
+  }
+  std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
+    return target_->Due(partitions, until, limit);
+  }
+  std::vector<Timer> Parked(const AggregateRef& target) override { return target_->Parked(target); }
+  int Settle(const std::vector<TimerChange>& changes) override { return target_->Settle(changes); }
+
+ private:
+  std::shared_ptr<TimerStore> target_;
 };
 
 class EventLogWrapper : public EventLog {

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wow/model.h"
@@ -35,17 +36,24 @@ struct KeyFact {
 };
 
 // What a timer does when its command fails or its target refuses it.
-//   "once":  fired at most once; a failure parks it on its target.
-//   "retry": fired again after backoff_ms, doubled per attempt up to max_backoff_ms, at most
-//            max_attempts times; then parked.
+//   kOnce ("once"):   fired at most once; a failure parks it on its target.
+//   kRetry ("retry"): fired again after backoff_ms, doubled per attempt up to max_backoff_ms, at
+//                     most max_attempts times; then parked.
 struct TimerRule {
-  std::string type = "once";
+  enum class Kind { kOnce, kRetry };
+  Kind kind = Kind::kOnce;
   int max_attempts = 1;
   std::int64_t backoff_ms = 1000;
   std::int64_t max_backoff_ms = 60'000;
 
   friend bool operator==(const TimerRule&, const TimerRule&) = default;
 };
+
+// "once" or "retry": the name of a rule's kind, as the codecs store it and the tool shows it.
+std::string_view TimerRuleKindName(TimerRule::Kind kind);
+
+// The kind named `name` ("once" or "retry"); nullopt when it names none.
+std::optional<TimerRule::Kind> TimerRuleKindNamed(std::string_view name);
 
 // A timer fact: schedule (or replace) the owner's timer `key`, or cancel it.
 struct TimerFact {

@@ -1,7 +1,9 @@
 // JSON codecs (nlohmann::json) of the model and stream types, and the transport encoding.
 //
 // The JSON encodings are stored (SQLite columns) and shown (the wow tool): their field names are
-// fixed. Decoding throws nlohmann::json::exception on a malformed document.
+// fixed. Decoding throws nlohmann::json::exception on a malformed document, and
+// Error(kInvalidArgument) naming the value on a value outside its set (a timer rule type other than
+// "once" or "retry").
 //
 // Thread-safety: stateless functions; safe for concurrent use.
 #pragma once

@@ -73,6 +73,10 @@ void ValidateTimerOwner(const AggregateRef& owner, std::string_view context);
 void ValidateTimerKey(const AggregateRef& owner, std::string_view key, std::string_view context);
 // Every rule of the bad-input paragraph above, for a store of `context` with `partitions`.
 void ValidateTimer(const Timer& timer, std::string_view context, int partitions);
+// A Settle batch's checks, all made before any change applies: each change's loaded timer passes
+// ValidateTimer, and a kRearm's was loaded PARKED.
+void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view context,
+                    int partitions);
 
 class TimerStore {
  public:

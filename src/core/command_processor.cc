@@ -41,20 +41,24 @@ std::optional<Decision> DecideBuiltIn(const LoadedAggregate& loaded, const Comma
   const bool is_delete = command.type == DeleteAggregate::kType;
   const bool is_restore = command.type == RestoreAggregate::kType;
   if ((is_delete || is_restore) && loaded.version == 0) {
-    return Decision::Reject("AGGREGATE_NOT_FOUND", ToString(target) + " does not exist");
+    return Decision::Reject(std::string(rejections::kAggregateNotFound),
+                            ToString(target) + " does not exist");
   }
   if (is_delete) {
     if (loaded.deleted)
-      return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
+      return Decision::Reject(std::string(rejections::kAggregateDeleted),
+                              ToString(target) + " is deleted");
     return Decision::Events(AggregateDeleted{});
   }
   if (is_restore) {
     if (!loaded.deleted)
-      return Decision::Reject("AGGREGATE_NOT_DELETED", ToString(target) + " is not deleted");
+      return Decision::Reject(std::string(rejections::kAggregateNotDeleted),
+                              ToString(target) + " is not deleted");
     return Decision::Events(AggregateRestored{});
   }
   if (loaded.deleted)
-    return Decision::Reject("AGGREGATE_DELETED", ToString(target) + " is deleted");
+    return Decision::Reject(std::string(rejections::kAggregateDeleted),
+                            ToString(target) + " is deleted");
   return std::nullopt;
 }
 

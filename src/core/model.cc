@@ -41,6 +41,12 @@ void ValidateVersion(Version version, std::string_view what) {
                                        ")");
 }
 
+void ValidatePartitionCount(int partitions) {
+  Require(partitions >= 1 && partitions <= kMaxPartitions,
+          "partition count must be 1 to " + std::to_string(kMaxPartitions) + ", got " +
+              std::to_string(partitions));
+}
+
 void ValidatePartition(int partition, int partitions) {
   Require(partition >= 0 && partition < partitions,
           "partition " + std::to_string(partition) + " is out of range [0, " +

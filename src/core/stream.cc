@@ -30,6 +30,23 @@ std::optional<std::string> InvalidTimerFact(const TimerFact& fact) {
 
 }  // namespace
 
+std::string_view TimerRuleKindName(TimerRule::Kind kind) {
+  switch (kind) {
+    case TimerRule::Kind::kOnce:
+      return "once";
+    case TimerRule::Kind::kRetry:
+      return "retry";
+  }
+  return "unknown";
+}
+
+std::optional<TimerRule::Kind> TimerRuleKindNamed(std::string_view name) {
+  for (const TimerRule::Kind kind : {TimerRule::Kind::kOnce, TimerRule::Kind::kRetry}) {
+    if (TimerRuleKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> InvalidStreamReason(const Stream& stream, const std::string& context) {
   try {
     ValidateRef(stream.ref);

@@ -140,7 +140,7 @@ void PutTimerFact(ByteWriter& out, const TimerFact& fact) {
   out.String(fact.target.id);
   out.String(fact.command_type);
   out.String(fact.body);
-  out.String(fact.rule.type);
+  out.String(TimerRuleKindName(fact.rule.kind));
   out.Int(fact.rule.max_attempts);
   out.Int(fact.rule.backoff_ms);
   out.Int(fact.rule.max_backoff_ms);
@@ -161,7 +161,10 @@ TimerFact ReadTimerFact(ByteReader& in) {
   fact.target.id = in.String();
   fact.command_type = in.String();
   fact.body = in.String();
-  fact.rule.type = in.String();
+  const std::string type = in.String();
+  const std::optional<TimerRule::Kind> rule_kind = TimerRuleKindNamed(type);
+  if (!rule_kind) in.Damaged("hold an unknown timer rule type \"" + type + "\"");
+  fact.rule.kind = *rule_kind;
   const std::int64_t max_attempts = in.Int();
   if (max_attempts < std::numeric_limits<int>::min() ||
       max_attempts > std::numeric_limits<int>::max()) {

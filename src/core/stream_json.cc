@@ -40,13 +40,19 @@ void from_json(const json& j, KeyFact& fact) {
 }
 
 void to_json(json& j, const TimerRule& rule) {
-  j = json{{"type", rule.type},
+  j = json{{"type", TimerRuleKindName(rule.kind)},
            {"max_attempts", rule.max_attempts},
            {"backoff_ms", rule.backoff_ms},
            {"max_backoff_ms", rule.max_backoff_ms}};
 }
 void from_json(const json& j, TimerRule& rule) {
-  j.at("type").get_to(rule.type);
+  const std::string type = j.at("type").get<std::string>();
+  const std::optional<TimerRule::Kind> kind = TimerRuleKindNamed(type);
+  if (!kind) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "timer rule type \"" + type + "\" is unknown; it is \"once\" or \"retry\"");
+  }
+  rule.kind = *kind;
   j.at("max_attempts").get_to(rule.max_attempts);
   j.at("backoff_ms").get_to(rule.backoff_ms);
   j.at("max_backoff_ms").get_to(rule.max_backoff_ms);
@@ -101,6 +107,9 @@ Stream DecodeTransport(std::string_view transport) {
     try {
       stream = json::parse(transport).get<Stream>();
     } catch (const json::exception& e) {
+      throw Error(ErrorCode::kDataLoss,
+                  std::string("transport bytes are not a stream's JSON: ") + e.what());
+    } catch (const Error& e) {  // a value out of its set, such as an unknown timer rule type
       throw Error(ErrorCode::kDataLoss,
                   std::string("transport bytes are not a stream's JSON: ") + e.what());
     }

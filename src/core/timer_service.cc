@@ -126,7 +126,7 @@ bool TimerService::Fire(const Timer& due) {
           due.key, ToString(due.owner), due.command_type, why);
       return true;
     case Outcome::kRefused:
-      if (due.rule.type == "retry" && due.attempt + 1 < due.rule.max_attempts) {
+      if (due.rule.kind == TimerRule::Kind::kRetry && due.attempt + 1 < due.rule.max_attempts) {
         change.kind = TimerChange::Kind::kRetry;
         change.new_due_at = clock_->NowMillis() + BackoffMillis(due.rule, due.attempt);
       } else {

@@ -44,4 +44,15 @@ void ValidateTimer(const Timer& t, std::string_view context, int partitions) {
   Require(t.attempt >= 0, what + " has a negative attempt");
 }
 
+void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view context,
+                    int partitions) {
+  for (const TimerChange& change : changes) {
+    ValidateTimer(change.loaded, context, partitions);
+    Require(change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
+            "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
+                ToString(change.loaded.owner) + " was loaded " +
+                std::string(TimerStateName(change.loaded.state)));
+  }
+}
+
 }  // namespace wow

@@ -15,6 +15,23 @@
 #include "wow/reservation_store.h"
 #include "wow/timer_store.h"
 
+namespace wow {
+
+// Prints a reservation in a failed expectation (found by gtest through ADL).
+inline void PrintTo(const Reservation& r, std::ostream* out) {
+  *out << "{key: \"" << r.key << "\", owner: " << r.owner
+       << ", state: " << (r.state == ReservationState::kPending ? "pending" : "confirmed")
+       << ", holds: {";
+  const char* separator = "";
+  for (const std::string& hold : r.holds) {
+    *out << separator << hold;
+    separator = ", ";
+  }
+  *out << "}, expires_at: " << r.expires_at << ", version: " << r.version << "}";
+}
+
+}  // namespace wow
+
 namespace wow::contract {
 
 // What a factory may use: a clock the test controls and a directory that lives as long as the
@@ -46,7 +63,7 @@ struct BackendName {
   }
 };
 
-// The fixtures of the three suites: a fresh store per test, on a ManualClock and a TempDir.
+// The fixtures of the suites: a fresh store per test, on a ManualClock and a TempDir.
 // A backend whose factory returns nullptr (a server that is not configured) skips the test.
 template <typename Store>
 class ContractTest : public ::testing::TestWithParam<Backend> {
@@ -65,6 +82,10 @@ class ReservationStoreContract : public ContractTest<ReservationStore> {
   }
   std::unique_ptr<ReservationStore> store_;
 };
+
+// The model-based test of reservation stores (reservation_model_test.cc): it opens a fresh store
+// per seed, so the fixture opens none.
+class ReservationStoreModel : public ContractTest<ReservationStore> {};
 
 class EventLogContract : public ContractTest<EventLog> {
  protected:

@@ -1,5 +1,6 @@
 // The contract suites over the in-memory stores.
 #include "contract/backends.h"
+#include "wow/store_wrappers.h"
 
 namespace wow::contract {
 namespace {
@@ -17,12 +18,25 @@ Backend MemoryBackend() {
   };
 }
 
+// The memory stores behind the forwarding wrappers: a wrapper that forwards every call keeps the
+// contract of what it wraps.
+Backend WrappedMemoryBackend() {
+  Backend backend = MemoryBackend();
+  backend.name = "WrappedMemory";
+  backend.timers = [](const BackendEnv&, const std::string& context, int partitions) {
+    return std::make_unique<TimerStoreWrapper>(NewMemoryTimerStore(context, partitions));
+  };
+  return backend;
+}
+
 INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreContract, ::testing::Values(MemoryBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreModel, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, EventLogContract, ::testing::Values(MemoryBackend()),
                          BackendName());
-INSTANTIATE_TEST_SUITE_P(Memory, TimerStoreContract, ::testing::Values(MemoryBackend()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Memory, TimerStoreContract,
+                         ::testing::Values(MemoryBackend(), WrappedMemoryBackend()), BackendName());
 
 }  // namespace
 }  // namespace wow::contract

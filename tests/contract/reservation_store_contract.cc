@@ -20,22 +20,7 @@
 #include "contract/backends.h"
 #include "wow/error.h"
 
-namespace wow {
-
-// Prints a reservation in a failed expectation (found by gtest through ADL).
-static void PrintTo(const Reservation& r, std::ostream* out) {
-  *out << "{key: \"" << r.key << "\", owner: " << r.owner
-       << ", state: " << (r.state == ReservationState::kPending ? "pending" : "confirmed")
-       << ", holds: {";
-  const char* separator = "";
-  for (const std::string& hold : r.holds) {
-    *out << separator << hold;
-    separator = ", ";
-  }
-  *out << "}, expires_at: " << r.expires_at << ", version: " << r.version << "}";
-}
-
-namespace contract {
+namespace wow::contract {
 namespace {
 
 using std::chrono::milliseconds;
@@ -928,5 +913,4 @@ TEST_P(ReservationStoreContract,
 }
 
 }  // namespace
-}  // namespace contract
-}  // namespace wow
+}  // namespace wow::contract

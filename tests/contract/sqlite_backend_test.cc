@@ -47,6 +47,10 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreContract,
                          ::testing::Values(SqliteBackend(),
                                            SqliteEarlierReservationTablesBackend()),
                          BackendName());
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreModel,
+                         ::testing::Values(SqliteBackend(),
+                                           SqliteEarlierReservationTablesBackend()),
+                         BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, EventLogContract, ::testing::Values(SqliteBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, TimerStoreContract, ::testing::Values(SqliteBackend()),

@@ -104,7 +104,7 @@ TEST_P(TimerStoreContract, PutThenFindReturnsEveryField) {
   t.target = {"billing", "invoice", "tenant-a", "inv-9"};  // a target may be of another context
   t.command_type = "remind-customer";
   t.body = R"({"text":"caf\u00e9 ☕","n":[1,2.5,null],"nested":{"ok":true}})";
-  t.rule = {"retry", 5, 250, 8'000};
+  t.rule = {TimerRule::Kind::kRetry, 5, 250, 8'000};
   t.state = TimerState::kFiring;
   t.attempt = 2;
 

@@ -54,7 +54,7 @@ Stream EveryFact() {
   schedule.target = {"c", "a", "", "x"};
   schedule.command_type = "c.Do";
   schedule.body = R"({"n": 1.10, "s": "Ä"})";
-  schedule.rule = {"retry", 7, std::int64_t{1} << 40, -1};
+  schedule.rule = {TimerRule::Kind::kRetry, 7, std::int64_t{1} << 40, -1};
   TimerFact cancel;
   cancel.kind = TimerFact::Kind::kCancel;
   cancel.key = "u";
@@ -157,6 +157,16 @@ TEST(StreamCodec, ATimerRuleOfMoreAttemptsThanAnIntIsDataLoss) {
   EXPECT_EQ(CodeOf([&] { DecodeFacts(bytes, stream); }), ErrorCode::kDataLoss);
 }
 
+TEST(StreamCodec, ATimerRuleOfAnUnknownTypeIsDataLoss) {
+  Stream stream;
+  stream.timers = {EveryFact().timers.front()};
+  std::string bytes = *EncodeFacts(stream);
+  const size_t at = bytes.find(Str("retry"));
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, Str("retry").size(), Str("retrx"));
+  EXPECT_EQ(CodeOf([&] { DecodeFacts(bytes, stream); }), ErrorCode::kDataLoss);
+}
+
 // EveryFact with every other field set too.
 Stream EveryField() {
   Stream stream = EveryFact();
@@ -166,6 +176,38 @@ Stream EveryField() {
   stream.time = -3;
   stream.events = {{"a.Created", R"({"name": "Ä"})"}, {"a.Renamed", "{}"}};
   return stream;
+}
+
+TEST(StreamJson, ATimerRuleRoundTripsByItsTypeName) {
+  const TimerRule retry{TimerRule::Kind::kRetry, 3, 100, 1'000};
+  EXPECT_EQ(nlohmann::json(retry).at("type"), "retry");
+  EXPECT_EQ(nlohmann::json(TimerRule{}).at("type"), "once");
+  EXPECT_EQ(nlohmann::json(retry).get<TimerRule>(), retry);
+}
+
+TEST(StreamJson, ATimerRuleOfAnUnknownTypeIsInvalidArgumentNamingIt) {
+  nlohmann::json rule = TimerRule{};
+  rule["type"] = "sometimes";
+  try {
+    rule.get<TimerRule>();
+    ADD_FAILURE() << "an unknown timer rule type was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("\"sometimes\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(StreamJson, AnEarlierJsonTransportOfAnUnknownTimerRuleTypeIsDataLoss) {
+  Stream timed;
+  timed.ref = {"ctx", "agg", "", "id"};
+  timed.version = 1;
+  timed.request_id = "req";
+  timed.events = {{"a.Created", "{}"}};
+  timed.timers = {EveryFact().timers.front()};
+  ASSERT_EQ(DecodeTransport(nlohmann::json(timed).dump()).timers, timed.timers);
+  nlohmann::json stream = timed;
+  stream["timers"][0]["rule"]["type"] = "sometimes";
+  EXPECT_EQ(CodeOf([&] { DecodeTransport(stream.dump()); }), ErrorCode::kDataLoss);
 }
 
 TEST(StreamCodec, StreamsRoundTripWithAndWithoutFacts) {

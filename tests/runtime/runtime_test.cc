@@ -388,7 +388,7 @@ std::shared_ptr<AggregateType<Pinger>> PingerType() {
       .Apply<OpenSet>([](Pinger& state, const OpenSet& e) { state.open = e.open; })
       .Decide<Arm>([](const Pinger&, const Arm& c, DecideScope& scope) {
         TimerRule rule;
-        if (c.retry) rule = {"retry", 3, 1'000, 1'500};
+        if (c.retry) rule = {TimerRule::Kind::kRetry, 3, 1'000, 1'500};
         scope.Schedule(c.key, scope.Now() + c.delay_ms, scope.self(), Ping{}, rule);
         return Decision::Events(Armed{c.key});
       })
@@ -446,6 +446,29 @@ TEST_P(TimerServiceTest, ADueTimerFiresItsCommandOnceAndIsDeleted) {
   clock_->Advance(milliseconds(60'000));
   EXPECT_EQ(Pass(), 0);
   EXPECT_EQ(Pings(), 1);
+}
+
+// A TimerStore whose every settle finds its timers changed, as if another node got there first.
+class LosesEverySettle : public TimerStoreWrapper {
+ public:
+  using TimerStoreWrapper::TimerStoreWrapper;
+  int Settle(const std::vector<TimerChange>&) override {
+    ++settles;
+    return 0;
+  }
+  int settles = 0;
+};
+
+TEST_P(TimerServiceTest, AServiceOnATimerStoreWrapperSeesItsOverrideAndFiresNothingItCannotClaim) {
+  auto timers = std::make_shared<LosesEverySettle>(stores_.timers);
+  TimerService service(stores_.log, timers, processor_, clock_, {.node = "n1"});
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  runner_->CatchUp();
+  EXPECT_EQ(service.FireDue(), 0);
+  EXPECT_EQ(timers->settles, 1) << "the claim went to the override";
+  EXPECT_EQ(Pings(), 0);
+  ASSERT_TRUE(timers->Find(pinger_, "k")) << "Find forwarded to the wrapped store";
+  EXPECT_EQ(timers->Find(pinger_, "k")->state, TimerState::kPending);
 }
 
 TEST_P(TimerServiceTest, ATimerWhoseClaimExpiredFiresAgainAsADuplicateNotASecondCommand) {

@@ -24,7 +24,7 @@ std::optional<ErrorCode> CodeOf(const std::function<void()>& call) {
 
 TEST(SqliteCodec, DamagedJsonIsDataLossAndBadUtf8IsInvalidArgument) {
   EXPECT_EQ(CodeOf([] { DecodeHolds("[1, 2]"); }), ErrorCode::kDataLoss);
-  EXPECT_EQ(CodeOf([] { DecodeRule("{}"); }), ErrorCode::kDataLoss);
+  EXPECT_EQ(CodeOf([] { DecodeRule("{}", "timer \"t\""); }), ErrorCode::kDataLoss);
   EXPECT_EQ(CodeOf([] { EncodeHolds({std::string("\xff\xfe")}); }), ErrorCode::kInvalidArgument);
 }
 

@@ -17,6 +17,22 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Timer "remind" of `owner` (a ref of tenant t1), set by its stream 1, commanding its owner at
+// `due_at`.
+Timer RemindTimer(const AggregateRef& owner, EpochMillis due_at) {
+  Timer timer;
+  timer.owner = owner;
+  timer.key = "remind";
+  timer.partition = PartitionOf(owner.tenant_id, owner.id, kPartitions);
+  timer.timer_id = "timer-1";
+  timer.version = 1;
+  timer.due_at = due_at;
+  timer.target = owner;
+  timer.command_type = "remind";
+  timer.body = "{}";
+  return timer;
+}
+
 class SqliteFileTest : public ::testing::Test {
  protected:
   testing_support::TempDir dir_;
@@ -166,20 +182,32 @@ TEST_F(SqliteFileTest, DueOnOneConnectionFindsATimerOfATypeAnotherConnectionCrea
   auto reader = NewSqliteTimerStore(second, kContext, kPartitions);
   EXPECT_TRUE(reader->Due({0, 1, 2, 3}, clock_->NowMillis(), 10).empty());  // knows no table yet
   auto writer = NewSqliteTimerStore(first, kContext, kPartitions);
-  Timer timer;
-  timer.owner = Ref("o1", "invoice");
-  timer.key = "remind";
-  timer.partition = PartitionOf("t1", "o1", kPartitions);
-  timer.timer_id = "timer-1";
-  timer.version = 1;
-  timer.due_at = clock_->NowMillis() - 1;
-  timer.target = Ref("o1", "invoice");
-  timer.command_type = "remind";
-  timer.body = "{}";
+  const Timer timer = RemindTimer(Ref("o1", "invoice"), clock_->NowMillis() - 1);
   ASSERT_TRUE(writer->Put(timer));
   const std::vector<Timer> due = reader->Due({0, 1, 2, 3}, clock_->NowMillis(), 10);
   ASSERT_EQ(due.size(), 1u);
   EXPECT_EQ(due[0], timer);
+}
+
+TEST_F(SqliteFileTest, ATimerRuleIsStoredByItsTypeNameAndAnUnknownNameIsDataLossNamingTheTimer) {
+  auto db = OpenSqliteDatabase(path_);
+  auto timers = NewSqliteTimerStore(db, kContext, kPartitions);
+  Timer timer = RemindTimer(Ref("o1", "invoice"), clock_->NowMillis());
+  timer.rule = {TimerRule::Kind::kRetry, 3, 100, 1'000};
+  ASSERT_TRUE(timers->Put(timer));
+  RawDb raw(path_);
+  const std::string table = raw.Text("SELECT name FROM wow_tables WHERE kind = 'timer'");
+  EXPECT_NE(raw.Text("SELECT rule FROM \"" + table + "\"").find(R"("type":"retry")"),
+            std::string::npos);
+  EXPECT_EQ(timers->Find(timer.owner, "remind"), timer);
+  raw.Exec("UPDATE \"" + table + "\" SET rule = replace(rule, 'retry', 'sometimes')");
+  const auto failure = FailureOf([&] { timers->Find(timer.owner, "remind"); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kDataLoss);
+  EXPECT_NE(failure->message.find("timer \"remind\" of " + ToString(timer.owner)),
+            std::string::npos)
+      << failure->message;
+  EXPECT_NE(failure->message.find("sometimes"), std::string::npos) << failure->message;
 }
 
 TEST_F(SqliteFileTest, AFileOfAnotherFormatIsRefusedNamingBothAndLeftUnchanged) {
@@ -210,8 +238,8 @@ TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
 
 TEST_F(SqliteFileTest, TheLogTableIsKeyedByPartitionShiftedLeft40BitsOrSequence) {
   EXPECT_EQ(sqlite::PositionKey(3, 5), (std::int64_t{3} << 40) | 5);
-  for (const Position position : {Position{0, 1}, Position{sqlite::kMaxPartitions - 1, 7},
-                                  Position{5, sqlite::kMaxSequence}}) {
+  for (const Position position :
+       {Position{0, 1}, Position{kMaxPartitions - 1, 7}, Position{5, sqlite::kMaxSequence}}) {
     EXPECT_EQ(sqlite::KeyPosition(sqlite::PositionKey(position.partition, position.sequence)),
               position);
   }

@@ -234,7 +234,7 @@ std::string TimerText(const Timer& timer) {
       "rule       {} (max attempts {}, backoff {} ms up to {} ms)\n",
       ToString(timer.owner), timer.key, timer.partition, timer.timer_id, timer.version,
       FormatTime(timer.due_at), TimerStateName(timer.state), timer.attempt, ToString(timer.target),
-      timer.command_type, timer.body, timer.rule.type, timer.rule.max_attempts,
+      timer.command_type, timer.body, TimerRuleKindName(timer.rule.kind), timer.rule.max_attempts,
       timer.rule.backoff_ms, timer.rule.max_backoff_ms);
 }
 

@@ -193,9 +193,10 @@ void AddInitCommand(CLI::App& app, Globals& globals, Action& action) {
       "init", "Create the log of a context (--context) with P partitions, or check it");
   auto partitions = std::make_shared<int>(0);
   init->add_option("--partitions", *partitions,
-                   "The partition count, 1 to 4096; fixed forever once the log exists")
+                   "The partition count, 1 to " + std::to_string(kMaxPartitions) +
+                       "; fixed forever once the log exists")
       ->required()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, kMaxPartitions));
   init->callback([&globals, &action, partitions] {
     action = [&globals, partitions] { return Init(globals, *partitions); };
   });

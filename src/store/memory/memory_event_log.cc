@@ -13,8 +13,6 @@
 namespace wow {
 namespace {
 
-constexpr int kMaxPartitions = 4096;
-
 struct Partition {
   std::vector<Entry> entries;  // the entry at sequence s is entries[s - 1]
   std::optional<Lease> lease;
@@ -37,9 +35,7 @@ class MemoryEventLog final : public EventLog {
   const std::string& context() const override { return context_; }
 
   void Create(int partitions) override {
-    Require(partitions >= 1 && partitions <= kMaxPartitions,
-            "partition count must be 1 to " + std::to_string(kMaxPartitions) + ", got " +
-                std::to_string(partitions));
+    ValidatePartitionCount(partitions);
     std::lock_guard lock(mutex_);
     if (partitions_.empty()) {
       partitions_.resize(static_cast<size_t>(partitions));

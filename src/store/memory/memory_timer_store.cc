@@ -8,23 +8,19 @@
 #include <tuple>
 #include <vector>
 
+#include "core/timer_rules.h"
 #include "wow/error.h"
 #include "wow/timer_store.h"
 
 namespace wow {
 namespace {
 
-bool DueFirst(const Timer& a, const Timer& b) {
-  return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
-}
-
 class MemoryTimerStore final : public TimerStore {
  public:
   MemoryTimerStore(std::string context, int partitions)
       : context_(std::move(context)), partitions_(partitions) {
     ValidateTypeName(context_, "context");
-    Require(partitions_ >= 1,
-            "a timer store needs at least 1 partition, got " + std::to_string(partitions_));
+    ValidatePartitionCount(partitions_);
   }
 
   bool Put(const Timer& timer) override {
@@ -88,9 +84,7 @@ class MemoryTimerStore final : public TimerStore {
         }
       }
     }
-    const auto end = due.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(due));
-    std::partial_sort(due.begin(), end, due.end(), DueFirst);
-    due.erase(end, due.end());
+    core::KeepEarliestDue(due, limit);
     return due;
   }
 
@@ -103,19 +97,12 @@ class MemoryTimerStore final : public TimerStore {
         if (t.state == TimerState::kParked && t.target == target) parked.push_back(t);
       }
     }
-    std::sort(parked.begin(), parked.end(), DueFirst);
+    std::sort(parked.begin(), parked.end(), core::DueFirst<Timer>);
     return parked;
   }
 
   int Settle(const std::vector<TimerChange>& changes) override {
-    for (const TimerChange& change : changes) {
-      ValidateTimer(change.loaded);
-      Require(
-          change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
-          "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
-              ToString(change.loaded.owner) + " was loaded " +
-              std::string(TimerStateName(change.loaded.state)));
-    }
+    ValidateSettle(changes, context_, partitions_);
     std::lock_guard lock(mutex_);
     int applied = 0;
     for (const TimerChange& change : changes) {

@@ -29,6 +29,9 @@ T Decode(std::string_view text, std::string_view what) {
   } catch (const json::exception& e) {
     throw Error(ErrorCode::kDataLoss, "stored " + std::string(what) + " is not what was written (" +
                                           e.what() + "); the database is damaged");
+  } catch (const Error& e) {  // a value out of its set, such as an unknown timer rule type
+    throw Error(ErrorCode::kDataLoss, "stored " + std::string(what) + " is not what was written (" +
+                                          e.what() + "); the database is damaged");
   }
 }
 
@@ -42,6 +45,8 @@ std::set<std::string> DecodeHolds(std::string_view text) {
 
 std::string EncodeRule(const TimerRule& rule) { return Dump(json(rule)); }
 
-TimerRule DecodeRule(std::string_view text) { return Decode<TimerRule>(text, "timer rule"); }
+TimerRule DecodeRule(std::string_view text, std::string_view timer) {
+  return Decode<TimerRule>(text, "rule of " + std::string(timer));
+}
 
 }  // namespace wow::sqlite

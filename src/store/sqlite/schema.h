@@ -32,7 +32,6 @@ namespace wow::sqlite {
 inline constexpr int kFormatVersion = 3;
 // Written in the file's header (PRAGMA application_id): "Wow1".
 inline constexpr std::int32_t kApplicationId = 0x576f7731;
-inline constexpr int kMaxPartitions = 4096;
 
 // The log tables' INTEGER PRIMARY KEY (rowid), `position`: partition << 40 | sequence, so that a
 // partition's entries lie in one range of rowids, in sequence order, and ReadAfter reads them as
@@ -40,7 +39,8 @@ inline constexpr int kMaxPartitions = 4096;
 // partitions below kMaxPartitions (2^12), so a key is below 2^52, never negative.
 inline constexpr int kSequenceBits = 40;
 inline constexpr Sequence kMaxSequence = (Sequence{1} << kSequenceBits) - 1;
-static_assert(kMaxPartitions <= (std::int64_t{1} << (63 - kSequenceBits)));
+static_assert(wow::kMaxPartitions <= (std::int64_t{1} << (63 - kSequenceBits)),
+              "the partitions a log may have do not fit the log tables' keys");
 
 // The key of `partition`'s sequence `sequence`. REQUIRES: 0 <= partition < kMaxPartitions,
 // 0 <= sequence <= kMaxSequence.

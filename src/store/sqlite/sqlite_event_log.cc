@@ -78,9 +78,7 @@ class SqliteEventLog final : public EventLog {
   const std::string& context() const override { return context_; }
 
   void Create(int partitions) override {
-    Require(partitions >= 1 && partitions <= sqlite::kMaxPartitions,
-            "partition count must be 1 to " + std::to_string(sqlite::kMaxPartitions) + ", got " +
-                std::to_string(partitions));
+    ValidatePartitionCount(partitions);
     std::lock_guard lock(create_mutex_);
     if (const int created = partitions_.load(); created != 0) {
       if (created == partitions) return;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/timer_rules.h"
 #include "store/sqlite/codec.h"
 #include "store/sqlite/database.h"
 #include "wow/error.h"
@@ -36,19 +37,13 @@ TimerState StateFrom(std::string_view name) {
                                         "\" is unknown; the database is damaged");
 }
 
-bool DueFirst(const Timer& a, const Timer& b) {
-  return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
-}
-
 class SqliteTimerStore final : public TimerStore {
  public:
   SqliteTimerStore(std::shared_ptr<SqliteDatabase> db, std::string context, int partitions)
       : db_(std::move(db)), context_(std::move(context)), partitions_(partitions) {
     Require(db_ != nullptr, "a SQLite timer store needs a database");
     ValidateTypeName(context_, "context");
-    Require(partitions_ >= 1 && partitions_ <= sqlite::kMaxPartitions,
-            "partition count must be 1 to " + std::to_string(sqlite::kMaxPartitions) + ", got " +
-                std::to_string(partitions_));
+    ValidatePartitionCount(partitions_);
     db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
   }
 
@@ -174,22 +169,18 @@ class SqliteTimerStore final : public TimerStore {
           while (q.Step()) candidates.push_back({q.Int(0), q.Text(1), t, q.Int(2)});
         }
       }
-      const auto end = candidates.begin() + std::min<std::ptrdiff_t>(limit, std::ssize(candidates));
-      std::partial_sort(candidates.begin(), end, candidates.end(),
-                        [](const Candidate& a, const Candidate& b) {
-                          return std::tie(a.due_at, a.timer_id) < std::tie(b.due_at, b.timer_id);
-                        });
+      core::KeepEarliestDue(candidates, limit);
       std::vector<std::string> by_rowid;
       for (const sqlite::RegisteredTable& table : tables) {
         by_rowid.push_back(std::string("SELECT ") + kColumns + " FROM " +
                            sqlite::Quoted(table.name) + " WHERE rowid = ?1");
       }
       std::vector<Timer> due;
-      due.reserve(static_cast<size_t>(end - candidates.begin()));
-      for (auto it = candidates.begin(); it != end; ++it) {
-        Query q(r, by_rowid[it->table]);
-        q.Bind(1, it->rowid);
-        if (q.Step()) due.push_back(ReadRow(q, tables[it->table].aggregate));
+      due.reserve(candidates.size());
+      for (const Candidate& candidate : candidates) {
+        Query q(r, by_rowid[candidate.table]);
+        q.Bind(1, candidate.rowid);
+        if (q.Step()) due.push_back(ReadRow(q, tables[candidate.table].aggregate));
       }
       snapshot.Commit();
       return due;
@@ -210,20 +201,13 @@ class SqliteTimerStore final : public TimerStore {
         while (q.Step()) parked.push_back(ReadRow(q, table.aggregate));
       }
       snapshot.Commit();
-      std::sort(parked.begin(), parked.end(), DueFirst);
+      std::sort(parked.begin(), parked.end(), core::DueFirst<Timer>);
       return parked;
     });
   }
 
   int Settle(const std::vector<TimerChange>& changes) override {
-    for (const TimerChange& change : changes) {
-      ValidateTimer(change.loaded);
-      Require(
-          change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
-          "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
-              ToString(change.loaded.owner) + " was loaded " +
-              std::string(TimerStateName(change.loaded.state)));
-    }
+    ValidateSettle(changes, context_, partitions_);
     if (changes.empty()) return 0;
     int applied = 0;
     db_->Write(
@@ -278,7 +262,7 @@ class SqliteTimerStore final : public TimerStore {
     t.target = {q.Text(7), q.Text(8), q.Text(9), q.Text(10)};
     t.command_type = q.Text(11);
     t.body = q.Text(12);
-    t.rule = sqlite::DecodeRule(q.TextView(13));
+    t.rule = sqlite::DecodeRule(q.TextView(13), "timer \"" + t.key + "\" of " + ToString(t.owner));
     t.state = StateFrom(q.TextView(14));
     t.attempt = static_cast<int>(q.Int(15));
     return t;
