@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "http_reply.h"
+#include "http_message.h"
 #include "http_routes.h"
 #include "service_metrics.h"
 #include "wow/command_processor.h"

@@ -19,15 +19,11 @@
 #include <vector>
 
 #include "catalog_handlers.h"
-#include "http_reply.h"
+#include "http_message.h"
 #include "http_routes.h"
 #include "http_text.h"
 #include "service_metrics.h"
 #include "wow/command_processor.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace eshop {
 
@@ -50,10 +46,9 @@ class CatalogHttp {
   CatalogHttp(const CatalogHttp&) = delete;
   CatalogHttp& operator=(const CatalogHttp&) = delete;
 
-  // Registers every route on `server`, with its body limit, an error handler that gives httplib's
-  // own errors (400, 404, 413, 414, ...) a JSON body, an exception handler and a request counter.
-  // REQUIRES: this object outlives the server's last request.
-  void Register(httplib::Server& server);
+  // Answers `request` as read by the HTTP server: its Idempotency-Key header, when there is one
+  // (two are 400; an empty one is 400 on a command), then Handle. Never throws but bad_alloc.
+  HttpReply Serve(const HttpRequest& request);
 
   // Answers one request: `method`, the raw request target (path and query, still
   // percent-encoded), the body, and the Idempotency-Key header when there is one. Never throws.
@@ -71,14 +66,5 @@ class CatalogHttp {
   Router router_;
   std::unique_ptr<CatalogHandlers> handlers_;
 };
-
-// Sets the listen backlog of `server`'s bound socket (call after bind_to_port). httplib 0.11
-// listens with a backlog of 5, so a burst of new connections overflows the accept queue and some
-// are reset. Returns false when the server is not bound or listen() fails.
-bool SetListenBacklog(httplib::Server& server, int backlog);
-
-// Makes `server` bind without SO_REUSEPORT (which httplib sets), so a port another process
-// listens on is refused instead of shared. Call before binding.
-void RefuseSharedPorts(httplib::Server& server);
 
 }  // namespace eshop

@@ -70,7 +70,7 @@ struct Reply {
 // Sends one HTTP/1.1 request on a fresh connection (Connection: close) and reads the response.
 // `path` is sent as given (already percent-encoded). A body is sent with Content-Type
 // application/json and its Content-Length (0 for an empty body on POST and PUT). The tests speak
-// HTTP over plain sockets: Debian's libcpp-httplib is not built with ThreadSanitizer.
+// HTTP over plain sockets, byte for byte what they mean to send.
 Reply Send(int port, const std::string& method, const std::string& path,
            const std::string& body = "",
            const std::vector<std::pair<std::string, std::string>>& headers = {});

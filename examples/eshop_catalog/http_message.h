@@ -1,16 +1,28 @@
-// HttpReply: a response of the catalog service before the HTTP server writes it, and the helpers
-// that make the JSON ones.
+// HttpRequest and HttpReply: a request as the HTTP server read it and a response before the server
+// writes it, and the helpers that make the JSON responses.
 //
 // Thread-safety: values; the functions are safe for concurrent use.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace eshop {
+
+// A request whose head passed the server's checks and whose body is complete.
+struct HttpRequest {
+  std::string method;  // as sent: "GET", "FOO"
+  std::string target;  // the request target, still percent-encoded
+  std::string body;    // decoded when it came chunked
+  std::vector<std::pair<std::string, std::string>> headers;  // in order, names as sent
+
+  // The values of the header `name` (case-insensitive), in order; views into `headers`.
+  std::vector<std::string_view> Values(std::string_view name) const;
+};
 
 struct HttpReply {
   int status = 200;
