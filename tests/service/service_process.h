@@ -1,9 +1,11 @@
 // ServiceProcess: a wow-catalog process started for a test, and small HTTP helpers to drive it.
 //
-// The process listens on a free loopback port (--listen 127.0.0.1:0); the constructor reads the
-// port from the line the service prints when it listens. Its stderr goes to a file beside the
-// database (Log() reads it, for failure messages). The destructor kills the process (SIGKILL)
-// when it still runs, and the child dies with the test process too (PR_SET_PDEATHSIG).
+// The binary is the wow-catalog built beside the tests, or $WOW_CATALOG_BINARY when set (to hold
+// another build to the same tests). The process listens on a free loopback port (--listen
+// 127.0.0.1:0); the constructor reads the port from the line the service prints when it listens.
+// Its stderr goes to a file beside the database (Log() reads it, for failure messages). The
+// destructor kills the process (SIGKILL) when it still runs, and the child dies with the test
+// process too (PR_SET_PDEATHSIG).
 //
 // Thread-safety: a ServiceProcess belongs to one thread; the HTTP helpers are safe for concurrent
 // use (each call opens its own connection).
