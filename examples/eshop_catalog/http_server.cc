@@ -295,7 +295,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!reply.content_type.empty()) response_.set(http::field::content_type, reply.content_type);
     response_.body() = std::move(reply.body);
     response_.keep_alive(!close_after_);
-    response_.prepare_payload();
+    // A 204 carries no Content-Length (RFC 9110 8.6); every other answer does.
+    if (reply.status != 204) response_.prepare_payload();
     if (head_only) {
       const std::size_t length = response_.body().size();
       response_.body().clear();

@@ -421,6 +421,18 @@ TEST_F(HostileClients, RangeIsIgnoredHttp10IsRefusedAndAnEmptyIdempotencyKeyIs40
   EXPECT_EQ(Send(port(), "GET", "/tenants/acme/brand-names/contoso").status, 404);
 }
 
+TEST_F(HostileClients, OptionsAnswers204WithAllowAndNoContentLength) {
+  Start();
+  RawConnection connection(port());
+  ASSERT_TRUE(
+      connection.Send("OPTIONS /tenants/acme/brands HTTP/1.1\r\nHost: x\r\n\r\n" + kHealth));
+  const Reply options = connection.NextResponse();
+  EXPECT_EQ(options.status, 204) << options.Describe();
+  EXPECT_EQ(options.Header("Allow"), "POST, OPTIONS");
+  EXPECT_EQ(options.headers.count("content-length"), 0u) << "a 204 has no Content-Length";
+  EXPECT_EQ(connection.NextResponse().status, 200) << "the next request follows the 204";
+}
+
 TEST_F(HostileClients, MetricLabelsComeFromAFixedSet) {
   Start();
   for (int i = 0; i < 50; ++i) {
