@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libsqlite3-dev sqlite3 libxxhash-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
-  libicu-dev libcli11-dev libcpp-httplib-dev libmongoc-dev
+  libicu-dev libcli11-dev libboost1.81-dev libmongoc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   curl wrk
 )

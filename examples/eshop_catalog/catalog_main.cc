@@ -5,7 +5,6 @@
 // subscriptions and its timer service), and an HTTP server. SIGTERM and SIGINT stop it cleanly:
 // the HTTP server first (the commands in flight finish), then the node and the stores. A second
 // signal exits at once.
-#include <httplib.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -20,20 +19,12 @@
 
 #include "catalog.h"
 #include "catalog_http.h"
+#include "http_server.h"
 #include "service_metrics.h"
 #include "wow/command_processor.h"
 #include "wow/error.h"
 #include "wow/node.h"
 #include "wow/store_set.h"
-
-#if defined(__SANITIZE_THREAD__)
-// Debian's libcpp-httplib is not built with ThreadSanitizer, so the statics it initialises lazily
-// (the request parser's tables) look like races when its own memcmp and memcpy calls read them.
-// Ignore the accesses the library makes itself; the service's code stays checked.
-extern "C" const char* __tsan_default_suppressions() {
-  return "called_from_lib:libcpp-httplib.so\n";
-}
-#endif
 
 namespace {
 
@@ -44,6 +35,17 @@ struct Flags {
   bool partitions_given = false;
   std::string log_level = "info";
   int threads = 64;
+  // The HTTP server's limits (HttpServerOptions), in flag units.
+  int io_threads = 1;
+  int max_connections = 10'000;
+  int max_header_bytes = 16 * 1024;
+  int max_header_count = 100;
+  int max_body_bytes = 64 * 1024;
+  int request_line_timeout_ms = 5'000;
+  int header_timeout_ms = 10'000;
+  int body_timeout_ms = 10'000;
+  int idle_timeout_ms = 5'000;
+  int write_timeout_ms = 10'000;
   std::string synchronous = "full";
   int busy_timeout_ms = 5000;
 };
@@ -80,7 +82,7 @@ wow::SqliteOptions::Synchronous ParseSynchronous(const std::string& name) {
 
 // Waits for SIGINT or SIGTERM (blocked in every thread) and stops `server`; a second signal
 // exits at once. Returns when `done` is set.
-void WatchSignals(httplib::Server& server, const std::atomic<bool>& done) {
+void WatchSignals(eshop::HttpServer& server, const std::atomic<bool>& done) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -97,7 +99,7 @@ void WatchSignals(httplib::Server& server, const std::atomic<bool>& done) {
       spdlog::info("signal {}: finishing the requests in flight, then stopping", signal);
       stopping = true;
     }
-    if (stopping) server.stop();  // again until listening ends: a stop before listen is lost
+    if (stopping) server.Stop();  // idempotent
   }
 }
 
@@ -153,35 +155,39 @@ int Run(const Flags& flags) {
   node->Start();
   wow::CommandProcessor& processor = node->processor();
 
-  httplib::Server server;
-  const int threads = flags.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server.set_keep_alive_max_count(100'000);
-  server.set_tcp_nodelay(true);
-  eshop::RefuseSharedPorts(server);
-  eshop::CatalogHttp http(processor, metrics);
-  http.Register(server);
-
-  int port = endpoint->port;
-  const bool bound = port == 0 ? (port = server.bind_to_any_port(endpoint->host)) > 0
-                               : server.bind_to_port(endpoint->host, port);
-  if (!bound) {
-    spdlog::critical("cannot listen on {}: the address is in use or not available", flags.listen);
+  eshop::CatalogHttp http(processor, metrics,
+                          {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes)});
+  eshop::HttpServer server(
+      {.io_threads = flags.io_threads,
+       .worker_threads = flags.threads,
+       .max_connections = static_cast<std::size_t>(flags.max_connections),
+       .max_header_bytes = static_cast<std::size_t>(flags.max_header_bytes),
+       .max_header_count = static_cast<std::size_t>(flags.max_header_count),
+       .max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes),
+       .request_line_timeout = std::chrono::milliseconds(flags.request_line_timeout_ms),
+       .header_timeout = std::chrono::milliseconds(flags.header_timeout_ms),
+       .body_timeout = std::chrono::milliseconds(flags.body_timeout_ms),
+       .idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms),
+       .write_timeout = std::chrono::milliseconds(flags.write_timeout_ms)},
+      [&http](const eshop::HttpRequest& request) { return http.Serve(request); },
+      [&metrics](std::string_view method, int status) { metrics->CountHttp(method, status); });
+  int port = 0;
+  try {
+    port = server.Listen(endpoint->host, endpoint->port);
+  } catch (const std::exception& e) {
+    spdlog::critical("{} (the address is in use or not available)", e.what());
     return 1;
-  }
-  if (!eshop::SetListenBacklog(server, 1024)) {
-    spdlog::warn("cannot raise the listen backlog; bursts of new connections may be reset");
   }
   const std::string host =
       endpoint->host.find(':') == std::string::npos ? endpoint->host : "[" + endpoint->host + "]";
-  spdlog::info("{} partitions, synchronous={}, {} HTTP threads, node {}", partitions,
-               flags.synchronous, threads, node->name());
+  spdlog::info("{} partitions, synchronous={}, {} HTTP workers, {} I/O threads, node {}",
+               partitions, flags.synchronous, flags.threads, flags.io_threads, node->name());
   std::cout << "wow-catalog listening on http://" << host << ":" << port << " (store "
             << flags.store << ")" << std::endl;
 
   std::atomic<bool> done{false};
   std::thread watcher([&] { WatchSignals(server, done); });
-  const bool listened = server.listen_after_bind();
+  server.Run();
   done = true;
   watcher.join();
 
@@ -189,7 +195,7 @@ int Run(const Flags& flags) {
   node->Stop();
   node.reset();  // the processor's queued commands finish; the stores close after their users
   spdlog::info("stopped cleanly");
-  return listened ? 0 : 1;
+  return 0;
 }
 
 }  // namespace
@@ -220,10 +226,54 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_option("--threads", flags.threads,
-                 "HTTP worker threads; each serves one connection at a time, so give at least as "
-                 "many as concurrent clients")
+                 "Threads that run requests (a command blocks one while it waits for the store); "
+                 "connections do not hold them")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  app.add_option("--io-threads", flags.io_threads, "Threads that read and write the connections")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--max-connections", flags.max_connections,
+                 "Open connections at most; a connection beyond gets 503 and is closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--max-header-bytes", flags.max_header_bytes,
+                 "Bytes of a request's head (request line and header fields) at most; more is 431")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, 1 << 20));
+  app.add_option("--max-header-count", flags.max_header_count,
+                 "Header fields of a request at most; more is 431")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--max-body-bytes", flags.max_body_bytes,
+                 "Bytes of a request's body at most; more is 413, answered before the body is read")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64 << 20));
+  app.add_option("--request-line-timeout-ms", flags.request_line_timeout_ms,
+                 "Time from a request's first byte to the end of its request line; then the "
+                 "connection is closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
+  app.add_option("--header-timeout-ms", flags.header_timeout_ms,
+                 "Time from a request's first byte to the end of its head; then the connection is "
+                 "closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
+  app.add_option("--body-timeout-ms", flags.body_timeout_ms,
+                 "Time from the end of a request's head to the end of its body; then the "
+                 "connection is closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
+  app.add_option("--idle-timeout-ms", flags.idle_timeout_ms,
+                 "Time a connection may wait for a request's first byte (a new one, or kept "
+                 "alive after an answer); then it is closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
+  app.add_option("--write-timeout-ms", flags.write_timeout_ms,
+                 "Time to write one response to a client that does not read it; then the "
+                 "connection is closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3'600'000));
   app.add_option("--synchronous", flags.synchronous,
                  "How hard a commit waits for the disk: full (nothing acknowledged is lost, even "
                  "on power loss), normal (survives a crash of the process), off (tests only)")

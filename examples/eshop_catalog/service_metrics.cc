@@ -175,7 +175,14 @@ void ServiceMetrics::CountReserve(std::string_view result) {
 }
 
 void ServiceMetrics::CountHttp(std::string_view method, int status) {
-  http_.Increment(Label("method", method) + "," + Label("status", std::to_string(status)));
+  static constexpr std::string_view kMethods[] = {"GET",    "HEAD",  "POST",   "PUT",
+                                                  "DELETE", "PATCH", "OPTIONS"};
+  std::string_view label = "other";
+  for (std::string_view known : kMethods) {
+    if (method == known) label = known;
+  }
+  if (status < 100 || status > 599) status = 0;
+  http_.Increment(Label("method", label) + "," + Label("status", std::to_string(status)));
 }
 
 std::string ServiceMetrics::Render() const {

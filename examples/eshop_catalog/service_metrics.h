@@ -12,7 +12,9 @@
 //   append_seconds                             histogram: one append to the log (group commit
 //                                              included)
 //   reserves_total{result}                     key reservations: held, taken, error
-//   http_requests_total{method,status}         HTTP requests answered
+//   http_requests_total{method,status}         HTTP requests answered; method is one of GET, HEAD,
+//                                              POST, PUT, DELETE, PATCH, OPTIONS or other, so no
+//                                              client can add series
 //
 // MeterEventLog and MeterReservations wrap the stores the processor uses, so appends and reserves
 // are measured where they happen.
@@ -75,6 +77,8 @@ class ServiceMetrics {
   void CountAppend(std::string_view result);
   void ObserveAppend(std::chrono::nanoseconds duration) { append_seconds_.Observe(duration); }
   void CountReserve(std::string_view result);
+  // Counts an answer of `status` to a request of `method`; a method outside the fixed set counts
+  // as "other", a status outside 100-599 as "0".
   void CountHttp(std::string_view method, int status);
 
   // Adds the store set's own figures (the SQLite writer's wow_sqlite_*, say) to every Render.

@@ -43,13 +43,19 @@ struct CommandResult {
     kAccepted,   // the events were appended at `version`, `position`
     kRejected,   // the decide function refused: `code`, `message`
     kNoOp,       // nothing to change
-    kDuplicate,  // the request id was used before: `version`, `position` are the original's
+    kDuplicate,  // the request id was used before: `target`, `version`, `position` and
+                 // `events` are the original stream's
     kUnknown,    // the append's outcome is not known (`message`); retry with the same request id
   };
   Kind kind = Kind::kNoOp;
+  // The aggregate the outcome is about: the command's target; for kDuplicate the original's (a
+  // request id used before on another aggregate of the type and tenant names that one).
+  AggregateRef target;
   Version version = 0;
   Position position;
-  std::vector<EventRecord> events;  // kAccepted: the events appended
+  // kAccepted: the events appended. kDuplicate: the original stream's events, as the processor
+  // read them (empty when the log could not give the original back, which a reader may retry).
+  std::vector<EventRecord> events;
   std::string code;
   std::string message;
   std::string request_id;  // the request id the command ran under
@@ -112,6 +118,8 @@ class CommandProcessor {
 
   EventLog& log() { return *log_; }
   ReservationStore& reservations() { return *reservations_; }
+  // The clock the processor decides and reserves by (and by which reservations expire).
+  const Clock& clock() const;
 
  private:
   class Impl;

@@ -154,7 +154,7 @@ class CommandProcessor::Impl {
     ReservationStore& reservations = *outer_.reservations_;
     if (!fresh) {
       if (auto original = log.FindByRequestId(target.aggregate, target.tenant_id, request_id)) {
-        return Duplicate(original->position, original->stream.version, request_id);
+        return Duplicate(*original, request_id);
       }
     }
     for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
@@ -174,6 +174,7 @@ class CommandProcessor::Impl {
         CommandResult result;
         result.kind = decision->kind() == Decision::Kind::kRejected ? CommandResult::Kind::kRejected
                                                                     : CommandResult::Kind::kNoOp;
+        result.target = target;
         result.version = loaded.version;
         result.code = decision->code();
         result.message = decision->message();
@@ -216,7 +217,8 @@ class CommandProcessor::Impl {
           continue;
         case AppendResult::Kind::kDuplicate:
           AbandonHolds(reservations, scope);
-          return Duplicate(appended.position(), appended.original_version(), request_id);
+          return DuplicateAt(log, target, appended.position(), appended.original_version(),
+                             request_id);
         case AppendResult::Kind::kRefused:
           AbandonHolds(reservations, scope);
           throw Error(ErrorCode::kInvalidArgument,
@@ -224,6 +226,7 @@ class CommandProcessor::Impl {
         case AppendResult::Kind::kUnknown: {
           CommandResult result;
           result.kind = CommandResult::Kind::kUnknown;
+          result.target = target;
           result.message = appended.reason();
           result.request_id = request_id;
           return result;
@@ -237,6 +240,8 @@ class CommandProcessor::Impl {
                     "aggregate) or decisions slower than half the reservation time to live; "
                     "retry later");
   }
+
+  const Clock& clock() const { return *clock_; }
 
   std::future<CommandResult> Submit(AggregateRef target, CommandMessage command,
                                     std::string request_id) {
@@ -259,6 +264,7 @@ class CommandProcessor::Impl {
   static CommandResult Accepted(const Stream& stream, Position position) {
     CommandResult result;
     result.kind = CommandResult::Kind::kAccepted;
+    result.target = stream.ref;
     result.version = stream.version;
     result.position = position;
     result.events = stream.events;
@@ -266,10 +272,35 @@ class CommandProcessor::Impl {
     return result;
   }
 
-  static CommandResult Duplicate(Position position, Version version,
-                                 const std::string& request_id) {
+  // The outcome of a request whose original is `original`, as read from the log.
+  static CommandResult Duplicate(const Entry& original, const std::string& request_id) {
     CommandResult result;
     result.kind = CommandResult::Kind::kDuplicate;
+    result.target = original.stream.ref;
+    result.version = original.stream.version;
+    result.position = original.position;
+    result.events = original.stream.events;
+    result.request_id = request_id;
+    return result;
+  }
+
+  // The outcome of a request whose original the append found at `position`: the original is
+  // read there once (it landed between the lookup and the append, in another process). When the
+  // read fails or finds nothing, the result has no events and names `target`.
+  static CommandResult DuplicateAt(EventLog& log, const AggregateRef& target, Position position,
+                                   Version version, const std::string& request_id) {
+    try {
+      const std::vector<Entry> read = log.ReadAfter(position.partition, position.sequence - 1, 1);
+      if (!read.empty() && read.front().position == position) {
+        return Duplicate(read.front(), request_id);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot read the original of request {} on {}: {}", request_id, ToString(target),
+                   e.what());
+    }
+    CommandResult result;
+    result.kind = CommandResult::Kind::kDuplicate;
+    result.target = target;
     result.version = version;
     result.position = position;
     result.request_id = request_id;
@@ -340,6 +371,8 @@ CommandProcessor::CommandProcessor(const StoreSet& stores, CommandProcessorOptio
 }
 
 CommandProcessor::~CommandProcessor() = default;
+
+const Clock& CommandProcessor::clock() const { return impl_->clock(); }
 
 void CommandProcessor::Register(std::shared_ptr<const AggregateBehavior> type) {
   impl_->Register(std::move(type));

@@ -386,6 +386,10 @@ TEST_P(CommandLife, ADuplicateFoundByTheAppendAnswersDuplicateAndAbandonsTheHold
   EXPECT_EQ(again.kind, CommandResult::Kind::kDuplicate);
   EXPECT_EQ(again.version, 1);
   EXPECT_EQ(again.position, original.position);
+  // The original as the append found it: its aggregate and events, for the caller's answer.
+  EXPECT_EQ(again.target, Brand("b1"));
+  ASSERT_EQ(again.events.size(), original.events.size());
+  EXPECT_EQ(again.events.front().body, original.events.front().body);
   EXPECT_EQ(recording->abandons, recording->reserves);
   EXPECT_FALSE(Key("zeta"));
 }

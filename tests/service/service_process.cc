@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -31,10 +32,17 @@ using SteadyClock = std::chrono::steady_clock;
 // How long a service may take to start; generous for sanitizer builds on a busy machine.
 constexpr milliseconds kStartTimeout{60'000};
 
+// The binary the tests start: $WOW_CATALOG_BINARY when set (to hold another build to the same
+// tests), else the one built beside them.
+std::string BinaryPath() {
+  const char* path = std::getenv("WOW_CATALOG_BINARY");
+  return path != nullptr && *path != '\0' ? path : WOW_CATALOG_BINARY;
+}
+
 // Forks and execs the service binary with `args` (argv[0] excluded), its stdout on `out_fd`
 // (or the log) and its stderr on the file `log_path`. Returns the child's pid.
 pid_t Spawn(const std::vector<std::string>& args, int out_fd, const std::string& log_path) {
-  std::vector<std::string> full = {WOW_CATALOG_BINARY};
+  std::vector<std::string> full = {BinaryPath()};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& arg : full) argv.push_back(arg.data());
@@ -94,7 +102,7 @@ ServiceProcess::ServiceProcess(std::string db, std::vector<std::string> extra) {
   close(out[1]);
   if (pid_ <= 0) {
     close(out[0]);
-    ADD_FAILURE() << "cannot start " << WOW_CATALOG_BINARY;
+    ADD_FAILURE() << "cannot start " << BinaryPath();
     return;
   }
   // Read stdout until the line saying where it listens.

@@ -1,9 +1,11 @@
 // ServiceProcess: a wow-catalog process started for a test, and small HTTP helpers to drive it.
 //
-// The process listens on a free loopback port (--listen 127.0.0.1:0); the constructor reads the
-// port from the line the service prints when it listens. Its stderr goes to a file beside the
-// database (Log() reads it, for failure messages). The destructor kills the process (SIGKILL)
-// when it still runs, and the child dies with the test process too (PR_SET_PDEATHSIG).
+// The binary is the wow-catalog built beside the tests, or $WOW_CATALOG_BINARY when set (to hold
+// another build to the same tests). The process listens on a free loopback port (--listen
+// 127.0.0.1:0); the constructor reads the port from the line the service prints when it listens.
+// Its stderr goes to a file beside the database (Log() reads it, for failure messages). The
+// destructor kills the process (SIGKILL) when it still runs, and the child dies with the test
+// process too (PR_SET_PDEATHSIG).
 //
 // Thread-safety: a ServiceProcess belongs to one thread; the HTTP helpers are safe for concurrent
 // use (each call opens its own connection).
@@ -71,7 +73,7 @@ struct Reply {
 // Sends one HTTP/1.1 request on a fresh connection (Connection: close) and reads the response.
 // `path` is sent as given (already percent-encoded). A body is sent with Content-Type
 // application/json and its Content-Length (0 for an empty body on POST and PUT). The tests speak
-// HTTP over plain sockets: Debian's libcpp-httplib is not built with ThreadSanitizer.
+// HTTP over plain sockets, byte for byte what they mean to send.
 Reply Send(int port, const std::string& method, const std::string& path,
            const std::string& body = "",
            const std::vector<std::pair<std::string, std::string>>& headers = {});

@@ -1,0 +1,37 @@
+// The text rules of the catalog's HTTP interface: percent-decoding of path segments, UTF-8
+// validation, and the characters a tenant, an id and an Idempotency-Key may hold.
+//
+// Thread-safety: pure functions, safe for concurrent use.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace eshop {
+
+// The longest tenant and aggregate id a route takes; both are 1 or more of [A-Za-z0-9._~-].
+inline constexpr std::size_t kMaxTenantBytes = 64;
+inline constexpr std::size_t kMaxIdBytes = 128;
+// The longest Idempotency-Key: 1 or more visible ASCII characters (0x21 to 0x7e).
+inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
+
+// `s` with its %XX escapes decoded; nullopt when an escape is malformed (a '%' not followed by
+// two hex digits). '+' stays '+': this is a path, not a form. The result may hold any byte.
+std::optional<std::string> PercentDecode(std::string_view s);
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+// Whether `s` holds a control character: C0, DEL, or (as UTF-8) C1. REQUIRES: `s` is valid
+// UTF-8 for the C1 check to mean anything.
+bool HasControlCharacter(std::string_view s);
+
+// Whether `s` is 1 to `max` characters of [A-Za-z0-9._~-], the characters of a tenant or an id.
+bool IsIdentifier(std::string_view s, std::size_t max);
+
+// Whether `key` is 1 to kMaxIdempotencyKeyBytes visible ASCII characters (0x21 to 0x7e).
+bool IsValidIdempotencyKey(std::string_view key);
+
+}  // namespace eshop

@@ -1,0 +1,102 @@
+// CatalogHttp in process, on the in-memory stores and a manual clock: what a handler reads to
+// answer, and by which clock it judges a name's expiry. (service_test.cc drives the binary.)
+#include "catalog_http.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "catalog.h"
+#include "wow/store_wrappers.h"
+
+namespace eshop {
+namespace {
+
+using nlohmann::json;
+
+// The memory log, counting the lookups of request ids.
+class CountsRequestIdLookups : public wow::EventLogWrapper {
+ public:
+  using EventLogWrapper::EventLogWrapper;
+  std::optional<wow::Entry> FindByRequestId(const std::string& aggregate,
+                                            const std::string& tenant_id,
+                                            const std::string& request_id) override {
+    ++lookups;
+    return EventLogWrapper::FindByRequestId(aggregate, tenant_id, request_id);
+  }
+  std::atomic<int> lookups{0};
+};
+
+class CatalogHttpInProcess : public ::testing::Test {
+ protected:
+  CatalogHttpInProcess()
+      : clock_(std::make_shared<wow::ManualClock>()),
+        log_(std::make_shared<CountsRequestIdLookups>(
+            std::shared_ptr<wow::EventLog>(wow::NewMemoryEventLog(std::string(kContext), clock_)))),
+        reservations_(wow::NewMemoryReservationStore(clock_)) {
+    log_->Create(4);
+    processor_ = std::make_unique<wow::CommandProcessor>(log_, reservations_, clock_);
+    processor_->Register(BrandType());
+    processor_->Register(CategoryType());
+    http_ = std::make_unique<CatalogHttp>(*processor_, std::make_shared<ServiceMetrics>());
+  }
+
+  HttpReply Post(const std::string& target, const std::string& body,
+                 std::optional<std::string_view> key = std::nullopt) {
+    return http_->Handle("POST", target, body, key);
+  }
+
+  std::shared_ptr<wow::ManualClock> clock_;
+  std::shared_ptr<CountsRequestIdLookups> log_;
+  std::shared_ptr<wow::ReservationStore> reservations_;
+  std::unique_ptr<wow::CommandProcessor> processor_;
+  std::unique_ptr<CatalogHttp> http_;
+};
+
+TEST_F(CatalogHttpInProcess, ARepeatIsAnsweredFromTheOriginalTheProcessorFoundWithoutReadingAgain) {
+  const HttpReply first = Post("/tenants/acme/brands", R"({"name": "Contoso"})", "key-1");
+  ASSERT_EQ(first.status, 201) << first.body;
+  const int before = log_->lookups.load();
+  const HttpReply again = Post("/tenants/acme/brands", R"({"name": "Contoso"})", "key-1");
+  EXPECT_EQ(again.status, 201) << again.body;
+  EXPECT_EQ(json::parse(again.body), json::parse(first.body));
+  // The processor's own lookup found the original; the handler read nothing more.
+  EXPECT_EQ(log_->lookups.load() - before, 1);
+
+  // The same key for another name is refused from the same read.
+  const HttpReply reused = Post("/tenants/acme/brands", R"({"name": "Fabrikam"})", "key-1");
+  EXPECT_EQ(reused.status, 422) << reused.body;
+  EXPECT_EQ(json::parse(reused.body).value("code", ""), "IDEMPOTENCY_KEY_REUSED");
+}
+
+TEST_F(CatalogHttpInProcess, ARepeatedRenameAnswersTheVersionItMadeEvenAfterLaterChanges) {
+  const HttpReply created = Post("/tenants/acme/brands", R"({"name": "Contoso"})");
+  const std::string id = json::parse(created.body).value("id", "");
+  const std::string name = "/tenants/acme/brands/" + id + "/name";
+  const HttpReply renamed = http_->Handle("PUT", name, R"({"name": "Northwind"})", "rename-1");
+  ASSERT_EQ(renamed.status, 200) << renamed.body;
+  ASSERT_EQ(http_->Handle("PUT", name, R"({"name": "Tailspin"})", std::nullopt).status, 200);
+  const HttpReply again = http_->Handle("PUT", name, R"({"name": "Northwind"})", "rename-1");
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(json::parse(again.body), (json{{"id", id}, {"name", "Northwind"}, {"version", 2}}));
+}
+
+TEST_F(CatalogHttpInProcess, ANameLookupJudgesExpiryByTheProcessorsClock) {
+  // A pending hold as a process that stopped before confirming would leave it, on a clock far
+  // behind the system's: held by the injected clock, expired by the system's.
+  const wow::ReservationScope scope{std::string(kContext), "brand", "acme",
+                                    std::string(kBrandNames)};
+  const wow::AggregateRef owner{std::string(kContext), "brand", "acme", "b1"};
+  ASSERT_TRUE(reservations_->Reserve(scope, NameKey("Contoso"), owner, "attempt-1",
+                                     std::chrono::seconds(30)));
+  const HttpReply held = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
+  EXPECT_EQ(held.status, 200) << held.body;
+  EXPECT_EQ(json::parse(held.body).value("state", ""), "pending");
+
+  clock_->Advance(std::chrono::seconds(31));
+  const HttpReply expired = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
+  EXPECT_EQ(expired.status, 404) << expired.body;
+}
+
+}  // namespace
+}  // namespace eshop
