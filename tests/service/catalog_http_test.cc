@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "catalog.h"
+#include "wow/incidents.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -96,6 +97,31 @@ TEST_F(CatalogHttpInProcess, ANameLookupJudgesExpiryByTheProcessorsClock) {
   clock_->Advance(std::chrono::seconds(31));
   const HttpReply expired = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
   EXPECT_EQ(expired.status, 404) << expired.body;
+}
+
+// (ctest runs each test in a process of its own, so the incident reported here stays here.)
+TEST_F(CatalogHttpInProcess, HealthzSaysSoOnceAKeyIncidentHappened) {
+  const HttpReply healthy = http_->Handle("GET", "/healthz", "", std::nullopt);
+  ASSERT_EQ(healthy.status, 200) << healthy.body;
+  const wow::AggregateRef claimant{std::string(kContext), "brand", "acme", "b1"};
+  const wow::AggregateRef holder{std::string(kContext), "brand", "acme", "b2"};
+  wow::ReportKeyIncident({{std::string(kContext), "brand", "acme", std::string(kBrandNames)},
+                          "contoso",
+                          claimant,
+                          3,
+                          holder});
+  const HttpReply sick = http_->Handle("GET", "/healthz", "", std::nullopt);
+  EXPECT_EQ(sick.status, 503) << sick.body;
+  const json body = json::parse(sick.body);
+  EXPECT_EQ(body.value("status", ""), "key_incident");
+  EXPECT_GE(body.value("key_incidents", 0), 1);
+  const std::string last = body.value("last", "");
+  EXPECT_NE(last.find("contoso"), std::string::npos) << last;
+  EXPECT_NE(last.find(wow::ToString(claimant)), std::string::npos) << last;
+  EXPECT_NE(last.find(wow::ToString(holder)), std::string::npos) << last;
+  const HttpReply metrics = http_->Handle("GET", "/metrics", "", std::nullopt);
+  EXPECT_NE(metrics.body.find("\nwow_key_incidents_total "), std::string::npos);
+  EXPECT_EQ(metrics.body.find("\nwow_key_incidents_total 0\n"), std::string::npos);
 }
 
 }  // namespace
