@@ -72,12 +72,12 @@ class SqliteDatabase;
 // Opens the database file at `path`, creating it (but not its directory) when missing; switches
 // it to WAL mode, and checks its format record, or writes one in a new file.
 // Throws wow::Error, leaving the file as it was, when:
-//   the path cannot be opened or created, or the file is read-only    -> kPermissionDenied
-//   the file is not a SQLite database, or it is corrupt                -> kDataLoss
-//   the file was written in another format of this backend (the message names both formats), or
-//   it is another application's SQLite database                       -> kFailedPrecondition
-//   another process holds the file's lock longer than busy_timeout   -> kUnavailable
-//   the options are out of range                                       -> kInvalidArgument
+//   kPermissionDenied    the path cannot be opened or created, or the file is read-only
+//   kDataLoss            the file is not a SQLite database, or it is corrupt
+//   kFailedPrecondition  the file is in another format of this backend, or another application's
+//   kUnavailable         another process holds the file's lock longer than busy_timeout
+//   kInvalidArgument     the options are out of range
+// A file in another format of this backend is refused with a message naming both formats.
 std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
                                                    const SqliteOptions& options = {});
 

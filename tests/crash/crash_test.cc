@@ -1,4 +1,4 @@
-// Crash safety of the SQLite stores (issue 4, "Durability and concurrency").
+// Crash safety of the SQLite stores: durability and concurrency.
 //
 // Each round forks child processes that open the database file themselves and write in a loop
 // until the test kills them with SIGKILL at a random moment (while they open the file, in the

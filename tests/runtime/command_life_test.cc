@@ -46,7 +46,7 @@ class HookBeforeAppend : public EventLogWrapper {
   std::atomic<bool> ran_{false};
 };
 
-// The reproduction: b1 renames "Alpha" to "Beta" and back while the reservation
+// A late release: b1 renames "Alpha" to "Beta" and back while the reservation
 // subscription is one stream behind; the subscription delivers the release of "alpha" (v2) after
 // b1's third attempt reserved "alpha" again and before that attempt appends.
 TEST_P(CommandLife, ALateReleaseLeavesTheKeyToTheAttemptThatReservedItAgain) {

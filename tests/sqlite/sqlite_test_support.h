@@ -114,8 +114,8 @@ class RawDb {
 };
 
 // Creates and registers the reservation table of `context` and `aggregate` in the file at `path`
-// (whose format record exists) as builds up to commit ac1faa4 created it: WITHOUT ROWID, keyed by
-// the key. Files written then keep such tables, and the stores must use them as their own.
+// (whose format record exists) as earlier builds created it: WITHOUT ROWID, keyed by the key.
+// Files written then keep such tables, and the stores must use them as their own.
 inline void CreateEarlierReservationTable(const std::string& path, const std::string& context,
                                           const std::string& aggregate) {
   const std::string name = "wow_reservation__" + context + "__" + aggregate;
