@@ -41,7 +41,8 @@ namespace wow {
 template <typename T>
 concept Message = requires {
   { T::kType } -> std::convertible_to<std::string_view>;
-} && requires(const T& value, nlohmann::json& json) {
+}
+&&requires(const T& value, nlohmann::json& json) {
   json = value;
   json.get<T>();
 };
@@ -58,10 +59,10 @@ struct CommandMessage {
 };
 
 // The built-in commands every aggregate takes, and the events they produce. They carry nothing.
-#define WOW_BUILT_IN_MESSAGE(Name, type_name)                                            \
-  struct Name {                                                                          \
-    static constexpr std::string_view kType = type_name;                                 \
-  };                                                                                     \
+#define WOW_BUILT_IN_MESSAGE(Name, type_name)                                                 \
+  struct Name {                                                                               \
+    static constexpr std::string_view kType = type_name;                                      \
+  };                                                                                          \
   inline void to_json(nlohmann::json& json, const Name&) { json = nlohmann::json::object(); } \
   inline void from_json(const nlohmann::json&, Name&) {}
 WOW_BUILT_IN_MESSAGE(DeleteAggregate, "wow.DeleteAggregate")
@@ -137,7 +138,7 @@ class TypedState final : public AggregateState {
     return std::make_unique<TypedState>(state);
   }
   nlohmann::json ToJson() const override {
-    if constexpr (requires(nlohmann::json& json) { json = state; }) {
+    if constexpr (requires(nlohmann::json & json) { json = state; }) {
       return nlohmann::json(state);
     } else {
       return nlohmann::json::object();
@@ -180,7 +181,7 @@ class AggregateType final : public AggregateBehavior {
   template <Message Event>
   AggregateType& Apply(std::function<void(State&, const Event&)> apply) {
     appliers_[std::string(Event::kType)] = [apply = std::move(apply)](State& state,
-                                                                        const nlohmann::json& body) {
+                                                                      const nlohmann::json& body) {
       apply(state, body.get<Event>());
     };
     return *this;
@@ -188,19 +189,20 @@ class AggregateType final : public AggregateBehavior {
 
   // Registers the decide function of `Command`.
   template <Message Command>
-  AggregateType& Decide(std::function<Decision(const State&, const Command&, DecideScope&)> decide) {
-    deciders_[std::string(Command::kType)] =
-        [decide = std::move(decide)](const State& state, const nlohmann::json& body,
-                                     DecideScope& scope) {
-          Command command;
-          try {
-            command = body.get<Command>();
-          } catch (const nlohmann::json::exception& e) {
-            throw Error(ErrorCode::kInvalidArgument, "command " + std::string(Command::kType) +
-                                                         " does not decode: " + e.what());
-          }
-          return decide(state, command, scope);
-        };
+  AggregateType& Decide(
+      std::function<Decision(const State&, const Command&, DecideScope&)> decide) {
+    deciders_[std::string(Command::kType)] = [decide = std::move(decide)](
+                                                 const State& state, const nlohmann::json& body,
+                                                 DecideScope& scope) {
+      Command command;
+      try {
+        command = body.get<Command>();
+      } catch (const nlohmann::json::exception& e) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "command " + std::string(Command::kType) + " does not decode: " + e.what());
+      }
+      return decide(state, command, scope);
+    };
     return *this;
   }
 
@@ -231,8 +233,9 @@ class AggregateType final : public AggregateBehavior {
   Decision Decide(const AggregateState& state, const CommandMessage& command,
                   DecideScope& scope) const override {
     auto it = deciders_.find(command.type);
-    Require(it != deciders_.end(),
-            "aggregate type " + name_ + " takes no command of type \"" + command.type + "\"");
+    Require(it != deciders_.end(), [&] {
+      return "aggregate type " + name_ + " takes no command of type \"" + command.type + "\"";
+    });
     return it->second(static_cast<const TypedState<State>&>(state).state, command.body, scope);
   }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace wow {
 
@@ -41,7 +42,23 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-// Throws Error(kInvalidArgument, message) unless condition holds.
-void Require(bool condition, const std::string& message);
+// Throws Error(kInvalidArgument, message).
+[[noreturn]] void ThrowInvalidArgument(const std::string& message);
+
+// Throws Error(kInvalidArgument, message) unless condition holds. `message` is a string literal.
+inline void Require(bool condition, const char* message) {
+  if (!condition) [[unlikely]]
+    ThrowInvalidArgument(message);
+}
+
+// Throws Error(kInvalidArgument, make_message()) unless condition holds. The message is built only
+// when the check fails, so a check on a hot path costs no string:
+//   Require(id.size() <= 256, [&] { return "id " + id + " is over 256 bytes"; });
+template <typename MakeMessage>
+requires std::is_invocable_r_v<std::string, MakeMessage&>
+void Require(bool condition, MakeMessage&& make_message) {
+  if (!condition) [[unlikely]]
+    ThrowInvalidArgument(make_message());
+}
 
 }  // namespace wow

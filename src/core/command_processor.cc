@@ -108,15 +108,17 @@ class CommandProcessor::Impl {
     Require(type != nullptr, "cannot register a null aggregate type");
     const std::string name = type->name();
     Require(types_.emplace(name, std::move(type)).second,
-            "aggregate type " + name + " is registered already");
+            [&] { return "aggregate type " + name + " is registered already"; });
   }
 
   const AggregateBehavior& TypeOf(const AggregateRef& target) const {
     ValidateRef(target);
-    Require(target.context == outer_.log_->context(),
-            ToString(target) + " is not of this processor's context " + outer_.log_->context());
+    Require(target.context == outer_.log_->context(), [&] {
+      return ToString(target) + " is not of this processor's context " + outer_.log_->context();
+    });
     auto it = types_.find(target.aggregate);
-    Require(it != types_.end(), "aggregate type " + target.aggregate + " is not registered");
+    Require(it != types_.end(),
+            [&] { return "aggregate type " + target.aggregate + " is not registered"; });
     return *it->second;
   }
 
@@ -142,8 +144,9 @@ class CommandProcessor::Impl {
     const AggregateBehavior& type = TypeOf(target);
     const bool built_in =
         command.type == DeleteAggregate::kType || command.type == RestoreAggregate::kType;
-    Require(built_in || type.Handles(command.type),
-            "aggregate type " + type.name() + " takes no command of type \"" + command.type + "\"");
+    Require(built_in || type.Handles(command.type), [&] {
+      return "aggregate type " + type.name() + " takes no command of type \"" + command.type + "\"";
+    });
     // A request id made here is new: no stream can have it, so its lookup is skipped.
     const bool fresh = request_id.empty();
     if (fresh) request_id = NewId();

@@ -14,10 +14,10 @@ DecideScope::DecideScope(AggregateRef self, std::string attempt, ReservationStor
 
 ReservationScope DecideScope::ScopeOf(const AggregateRef& owner, std::string_view ns,
                                       ReservationTenancy tenancy) {
-  return ReservationScope{owner.context, owner.aggregate,
-                          tenancy == ReservationTenancy::kSystem ? std::string(kSystemTenant)
-                                                                 : owner.tenant_id,
-                          std::string(ns)};
+  return ReservationScope{
+      owner.context, owner.aggregate,
+      tenancy == ReservationTenancy::kSystem ? std::string(kSystemTenant) : owner.tenant_id,
+      std::string(ns)};
 }
 
 bool DecideScope::Reserve(std::string_view ns, std::string_view key, ReservationTenancy tenancy) {
@@ -47,7 +47,8 @@ void DecideScope::ScheduleMessage(std::string_view key, EpochMillis due_at,
                                   std::string body, TimerRule rule) {
   Require(!key.empty(), "a timer's key is empty");
   ValidateRef(target);
-  Require(rule.max_attempts >= 1, "timer \"" + std::string(key) + "\" allows no attempt");
+  Require(rule.max_attempts >= 1,
+          [&] { return "timer \"" + std::string(key) + "\" allows no attempt"; });
   TimerFact fact;
   fact.kind = TimerFact::Kind::kSchedule;
   fact.key = std::string(key);

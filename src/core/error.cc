@@ -4,14 +4,22 @@ namespace wow {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case ErrorCode::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case ErrorCode::kUnavailable: return "UNAVAILABLE";
-    case ErrorCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case ErrorCode::kPermissionDenied: return "PERMISSION_DENIED";
-    case ErrorCode::kDataLoss: return "DATA_LOSS";
-    case ErrorCode::kAborted: return "ABORTED";
-    case ErrorCode::kInternal: return "INTERNAL";
+    case ErrorCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case ErrorCode::kFailedPrecondition:
+      return "FAILED_PRECONDITION";
+    case ErrorCode::kUnavailable:
+      return "UNAVAILABLE";
+    case ErrorCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
+    case ErrorCode::kPermissionDenied:
+      return "PERMISSION_DENIED";
+    case ErrorCode::kDataLoss:
+      return "DATA_LOSS";
+    case ErrorCode::kAborted:
+      return "ABORTED";
+    case ErrorCode::kInternal:
+      return "INTERNAL";
   }
   return "UNKNOWN";
 }
@@ -19,8 +27,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
 Error::Error(ErrorCode code, const std::string& message)
     : std::runtime_error(std::string(ErrorCodeName(code)) + ": " + message), code_(code) {}
 
-void Require(bool condition, const std::string& message) {
-  if (!condition) throw Error(ErrorCode::kInvalidArgument, message);
+void ThrowInvalidArgument(const std::string& message) {
+  throw Error(ErrorCode::kInvalidArgument, message);
 }
 
 }  // namespace wow

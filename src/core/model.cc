@@ -15,42 +15,51 @@ std::string ToString(const AggregateRef& ref) {
   return ref.context + "/" + ref.aggregate + "/" + ref.tenant_id + "/" + ref.id;
 }
 
-std::ostream& operator<<(std::ostream& out, const AggregateRef& ref) { return out << ToString(ref); }
+std::ostream& operator<<(std::ostream& out, const AggregateRef& ref) {
+  return out << ToString(ref);
+}
 
 void ValidateTypeName(std::string_view name, std::string_view what) {
   bool ok = !name.empty() && name.size() <= 64 && name.front() >= 'a' && name.front() <= 'z';
   for (char c : name) {
     ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
   }
-  Require(ok, std::string(what) + " \"" + std::string(name) +
-                  "\" is not a valid name: use 1 to 64 characters of a-z, 0-9 and '-', "
-                  "starting with a letter");
+  Require(ok, [&] {
+    return std::string(what) + " \"" + std::string(name) +
+           "\" is not a valid name: use 1 to 64 characters of a-z, 0-9 and '-', "
+           "starting with a letter";
+  });
 }
 
 void ValidateRef(const AggregateRef& ref) {
   ValidateTypeName(ref.context, "context");
   ValidateTypeName(ref.aggregate, "aggregate type");
-  Require(ref.tenant_id.size() <= 256, "tenant id of " + ToString(ref) + " is over 256 bytes");
-  Require(!ref.id.empty(), "aggregate id of " + ToString(ref) + " is empty");
-  Require(ref.id.size() <= 256, "aggregate id of " + ToString(ref) + " is over 256 bytes");
+  Require(ref.tenant_id.size() <= 256,
+          [&] { return "tenant id of " + ToString(ref) + " is over 256 bytes"; });
+  Require(!ref.id.empty(), [&] { return "aggregate id of " + ToString(ref) + " is empty"; });
+  Require(ref.id.size() <= 256,
+          [&] { return "aggregate id of " + ToString(ref) + " is over 256 bytes"; });
 }
 
 void ValidateVersion(Version version, std::string_view what) {
-  Require(version >= kUnversioned, std::string(what) + " " + std::to_string(version) +
-                                       " is below UNVERSIONED (" + std::to_string(kUnversioned) +
-                                       ")");
+  Require(version >= kUnversioned, [&] {
+    return std::string(what) + " " + std::to_string(version) + " is below UNVERSIONED (" +
+           std::to_string(kUnversioned) + ")";
+  });
 }
 
 void ValidatePartitionCount(int partitions) {
-  Require(partitions >= 1 && partitions <= kMaxPartitions,
-          "partition count must be 1 to " + std::to_string(kMaxPartitions) + ", got " +
-              std::to_string(partitions));
+  Require(partitions >= 1 && partitions <= kMaxPartitions, [&] {
+    return "partition count must be 1 to " + std::to_string(kMaxPartitions) + ", got " +
+           std::to_string(partitions);
+  });
 }
 
 void ValidatePartition(int partition, int partitions) {
-  Require(partition >= 0 && partition < partitions,
-          "partition " + std::to_string(partition) + " is out of range [0, " +
-              std::to_string(partitions) + ")");
+  Require(partition >= 0 && partition < partitions, [&] {
+    return "partition " + std::to_string(partition) + " is out of range [0, " +
+           std::to_string(partitions) + ")";
+  });
 }
 
 int PartitionOf(std::string_view tenant_id, std::string_view id, int partitions) {

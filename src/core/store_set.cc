@@ -59,9 +59,10 @@ StoreSet::StoreSet(Parts parts) : parts_(std::move(parts)) {
   Require(parts_.clock != nullptr, "a store set needs a clock");
   Require(parts_.log != nullptr && parts_.reservations != nullptr && parts_.timers != nullptr,
           "a store set needs its three stores");
-  Require(parts_.log->context() == parts_.context, "the store set's log is of context \"" +
-                                                       parts_.log->context() + "\", not \"" +
-                                                       parts_.context + "\"");
+  Require(parts_.log->context() == parts_.context, [&] {
+    return "the store set's log is of context \"" + parts_.log->context() + "\", not \"" +
+           parts_.context + "\"";
+  });
 }
 
 std::vector<StoreMetric> StoreSet::Metrics() const {

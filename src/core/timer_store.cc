@@ -20,13 +20,15 @@ std::string_view TimerStateName(TimerState state) {
 
 void ValidateTimerOwner(const AggregateRef& owner, std::string_view context) {
   ValidateRef(owner);
-  Require(owner.context == context, "timer owner " + ToString(owner) +
-                                        " is not of this store's context " + std::string(context));
+  Require(owner.context == context, [&] {
+    return "timer owner " + ToString(owner) + " is not of this store's context " +
+           std::string(context);
+  });
 }
 
 void ValidateTimerKey(const AggregateRef& owner, std::string_view key, std::string_view context) {
   ValidateTimerOwner(owner, context);
-  Require(!key.empty(), "timer key of " + ToString(owner) + " is empty");
+  Require(!key.empty(), [&] { return "timer key of " + ToString(owner) + " is empty"; });
 }
 
 void ValidateTimer(const Timer& t, std::string_view context, int partitions) {
@@ -34,14 +36,14 @@ void ValidateTimer(const Timer& t, std::string_view context, int partitions) {
   const std::string what = "timer \"" + t.key + "\" of " + ToString(t.owner);
   ValidatePartition(t.partition, partitions);
   Require(t.partition == PartitionOf(t.owner.tenant_id, t.owner.id, partitions),
-          what + " is not in its owner's partition");
+          [&] { return what + " is not in its owner's partition"; });
   ValidateVersion(t.version, "timer version");
-  Require(!t.timer_id.empty(), what + " has no timer id");
+  Require(!t.timer_id.empty(), [&] { return what + " has no timer id"; });
   ValidateRef(t.target);
-  Require(!t.command_type.empty(), what + " has no command type");
-  Require(nlohmann::json::accept(t.body), what + " has a body that is not JSON");
-  Require(t.rule.max_attempts >= 1, what + " allows fewer than 1 attempt");
-  Require(t.attempt >= 0, what + " has a negative attempt");
+  Require(!t.command_type.empty(), [&] { return what + " has no command type"; });
+  Require(nlohmann::json::accept(t.body), [&] { return what + " has a body that is not JSON"; });
+  Require(t.rule.max_attempts >= 1, [&] { return what + " allows fewer than 1 attempt"; });
+  Require(t.attempt >= 0, [&] { return what + " has a negative attempt"; });
 }
 
 void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view context,
@@ -49,9 +51,11 @@ void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view co
   for (const TimerChange& change : changes) {
     ValidateTimer(change.loaded, context, partitions);
     Require(change.kind != TimerChange::Kind::kRearm || change.loaded.state == TimerState::kParked,
-            "only a PARKED timer can be re-armed; timer \"" + change.loaded.key + "\" of " +
-                ToString(change.loaded.owner) + " was loaded " +
-                std::string(TimerStateName(change.loaded.state)));
+            [&] {
+              return "only a PARKED timer can be re-armed; timer \"" + change.loaded.key +
+                     "\" of " + ToString(change.loaded.owner) + " was loaded " +
+                     std::string(TimerStateName(change.loaded.state));
+            });
   }
 }
 

@@ -67,8 +67,9 @@ class AggregateSpec {
         clock_(std::make_shared<ManualClock>()),
         log_(NewMemoryEventLog(self_.context, clock_)),
         reservations_(NewMemoryReservationStore(clock_)) {
-    Require(self_.aggregate == type_->name(),
-            "the spec's aggregate " + ToString(self_) + " is not of type " + type_->name());
+    Require(self_.aggregate == type_->name(), [&] {
+      return "the spec's aggregate " + ToString(self_) + " is not of type " + type_->name();
+    });
     log_->Create(1);
   }
 
@@ -100,8 +101,8 @@ class AggregateSpec {
   AggregateSpec& GivenCommand(const Command& command) {
     const CommandResult result = Processor().Process(self_, CommandMessage::Of(command));
     if (result.kind != CommandResult::Kind::kAccepted) {
-      ADD_FAILURE() << "given command " << Command::kType << " was " << KindName(result.kind)
-                    << " " << result.code << ": " << result.message;
+      ADD_FAILURE() << "given command " << Command::kType << " was " << KindName(result.kind) << " "
+                    << result.code << ": " << result.message;
     }
     return *this;
   }

@@ -136,8 +136,8 @@ class MemoryEventLog final : public EventLog {
   }
 
   std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
-    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
-    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    Require(after >= 0, [&] { return "sequence " + std::to_string(after) + " is below 0"; });
+    Require(limit > 0, [&] { return "read limit must be positive, got " + std::to_string(limit); });
     std::lock_guard lock(mutex_);
     const std::vector<Entry>& entries = PartitionLocked(partition).entries;
     const auto first = std::min(static_cast<size_t>(after), entries.size());
@@ -167,8 +167,9 @@ class MemoryEventLog final : public EventLog {
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
     Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0,
-            "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
+    Require(ttl.count() > 0, [&] {
+      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
+    });
     std::lock_guard lock(mutex_);
     std::optional<Lease>& lease = PartitionLocked(partition).lease;
     const EpochMillis now = clock_->NowMillis();
@@ -202,7 +203,8 @@ class MemoryEventLog final : public EventLog {
   void CommitCheckpoint(int partition, const std::string& subscription,
                         Sequence sequence) override {
     Require(!subscription.empty(), "subscription name is empty");
-    Require(sequence >= 0, "checkpoint sequence " + std::to_string(sequence) + " is below 0");
+    Require(sequence >= 0,
+            [&] { return "checkpoint sequence " + std::to_string(sequence) + " is below 0"; });
     std::lock_guard lock(mutex_);
     Sequence& checkpoint = PartitionLocked(partition).checkpoints[subscription];
     checkpoint = std::max(checkpoint, sequence);
@@ -243,8 +245,9 @@ class MemoryEventLog final : public EventLog {
   void RequireOwnRef(const AggregateRef& ref) const {
     RequireCreated();
     ValidateRef(ref);
-    Require(ref.context == context_,
-            "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"");
+    Require(ref.context == context_, [&] {
+      return "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"";
+    });
   }
 
   Partition& PartitionLocked(int partition) {

@@ -50,7 +50,7 @@ class MemoryReservationStore final : public ReservationStore {
   std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                 int limit) override {
     ValidateReservationKey(scope, after_key.empty() ? "-" : after_key);
-    Require(limit > 0, "list limit must be positive, got " + std::to_string(limit));
+    Require(limit > 0, [&] { return "list limit must be positive, got " + std::to_string(limit); });
     std::lock_guard lock(mutex_);
     std::vector<Reservation> page;
     for (auto it = keys_.upper_bound({scope, after_key});

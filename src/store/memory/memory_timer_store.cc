@@ -73,7 +73,7 @@ class MemoryTimerStore final : public TimerStore {
 
   std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
     for (int p : partitions) ValidatePartition(p, partitions_);
-    Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
+    Require(limit > 0, [&] { return "due limit must be positive, got " + std::to_string(limit); });
     std::vector<Timer> due;
     {
       std::lock_guard lock(mutex_);

@@ -28,12 +28,14 @@ std::string_view SynchronousName(SqliteOptions::Synchronous synchronous) {
 // range.
 const SqliteOptions& Checked(const std::string& path, const SqliteOptions& options) {
   Require(!path.empty(), "SQLite database path is empty");
-  Require(options.busy_timeout.count() >= 0,
-          "SqliteOptions::busy_timeout must not be negative, got " +
-              std::to_string(options.busy_timeout.count()) + " ms");
-  Require(options.max_group_commit >= 1,
-          "SqliteOptions::max_group_commit must be at least 1, got " +
-              std::to_string(options.max_group_commit));
+  Require(options.busy_timeout.count() >= 0, [&] {
+    return "SqliteOptions::busy_timeout must not be negative, got " +
+           std::to_string(options.busy_timeout.count()) + " ms";
+  });
+  Require(options.max_group_commit >= 1, [&] {
+    return "SqliteOptions::max_group_commit must be at least 1, got " +
+           std::to_string(options.max_group_commit);
+  });
   return options;
 }
 

@@ -286,8 +286,8 @@ class SqliteEventLog final : public EventLog {
   // range per table. Sequences are gapless and unique across the tables, so the merge is the run
   // from after+1; it stops at a missing sequence all the same.
   std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
-    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
-    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    Require(after >= 0, [&] { return "sequence " + std::to_string(after) + " is below 0"; });
+    Require(limit > 0, [&] { return "read limit must be positive, got " + std::to_string(limit); });
     RequirePartition(partition);
     Sequence head = 0;
     std::vector<Entry> entries = db_->Read([&](Connection& r) {
@@ -339,8 +339,8 @@ class SqliteEventLog final : public EventLog {
 
   std::vector<Entry> Tail(int partition, Sequence after, int limit,
                           std::chrono::milliseconds max_wait, std::stop_token stop) override {
-    Require(after >= 0, "sequence " + std::to_string(after) + " is below 0");
-    Require(limit > 0, "read limit must be positive, got " + std::to_string(limit));
+    Require(after >= 0, [&] { return "sequence " + std::to_string(after) + " is below 0"; });
+    Require(limit > 0, [&] { return "read limit must be positive, got " + std::to_string(limit); });
     RequirePartition(partition);
     return store::TailWithBackoff(*signal_, partition, max_wait, stop, store::TailPolicy{},
                                   [&] { return ReadAfter(partition, after, limit); });
@@ -360,8 +360,9 @@ class SqliteEventLog final : public EventLog {
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
     Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0,
-            "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms");
+    Require(ttl.count() > 0, [&] {
+      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
+    });
     RequirePartition(partition);
     bool acquired = false;
     db_->Write(
@@ -428,7 +429,8 @@ class SqliteEventLog final : public EventLog {
   void CommitCheckpoint(int partition, const std::string& subscription,
                         Sequence sequence) override {
     Require(!subscription.empty(), "subscription name is empty");
-    Require(sequence >= 0, "checkpoint sequence " + std::to_string(sequence) + " is below 0");
+    Require(sequence >= 0,
+            [&] { return "checkpoint sequence " + std::to_string(sequence) + " is below 0"; });
     RequirePartition(partition);
     db_->Write(
         [&](Connection& w) {
@@ -624,8 +626,9 @@ class SqliteEventLog final : public EventLog {
   void RequireOwnRef(const AggregateRef& ref) const {
     RequireCreated();
     ValidateRef(ref);
-    Require(ref.context == context_,
-            "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"");
+    Require(ref.context == context_, [&] {
+      return "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"";
+    });
   }
 
   const std::shared_ptr<SqliteDatabase> db_;

@@ -63,7 +63,7 @@ class SqliteReservationStore final : public ReservationStore {
   std::vector<Reservation> List(const ReservationScope& scope, const std::string& after_key,
                                 int limit) override {
     ValidateReservationKey(scope, after_key.empty() ? "-" : after_key);
-    Require(limit > 0, "list limit must be positive, got " + std::to_string(limit));
+    Require(limit > 0, [&] { return "list limit must be positive, got " + std::to_string(limit); });
     return db_->Read([&](Connection& r) { return rows_.List(r, scope, after_key, limit); });
   }
 

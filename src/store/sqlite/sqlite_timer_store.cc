@@ -148,7 +148,7 @@ class SqliteTimerStore final : public TimerStore {
   // return `limit` of them.
   std::vector<Timer> Due(const std::set<int>& partitions, EpochMillis until, int limit) override {
     for (int p : partitions) ValidatePartition(p, partitions_);
-    Require(limit > 0, "due limit must be positive, got " + std::to_string(limit));
+    Require(limit > 0, [&] { return "due limit must be positive, got " + std::to_string(limit); });
     return db_->Read([&](Connection& r) {
       struct Candidate {
         EpochMillis due_at;
