@@ -42,20 +42,11 @@
 #include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/reservation_store.h"
+#include "wow/sqlite_options.h"
 #include "wow/timer_store.h"
 
 namespace wow {
 
-struct SqliteOptions {
-  // How hard a commit waits for the disk (SQLite's PRAGMA synchronous, in WAL mode):
-  //   kFull   every append is on disk when it returns: nothing acknowledged is lost, even when the
-  //           machine loses power. The default. Syncs run in a thread of the database's own, one
-  //           for all the commits made while the previous sync ran (docs/SQLITE.md).
-  //   kNormal a commit survives a crash of the process, but the last commits before a power loss
-  //           or an operating-system crash may be lost (the file stays consistent). Much faster.
-  //   kOff    no syncing at all: a power loss may lose commits and, rarely, corrupt the file.
-  //           For tests and throw-away data only.
-  enum class Synchronous { kOff, kNormal, kFull };
   Synchronous synchronous = Synchronous::kFull;
   // How long a write waits for another process's lock on the file before it fails with
   // Error(kUnavailable). REQUIRES: >= 0.

@@ -22,7 +22,7 @@
 #include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/reservation_store.h"
-#include "wow/sqlite.h"
+#include "wow/sqlite_options.h"
 #include "wow/timer_store.h"
 
 namespace wow {

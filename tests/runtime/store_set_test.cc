@@ -69,6 +69,9 @@ TEST(OpenStoresTest, MemoryStoresConfirmKeysAfterTheAppendAndReportNoFigures) {
 }
 
 TEST(OpenStoresTest, SqliteStoresShareAFileWhoseAppendsConfirmTheirKeys) {
+#ifndef WOW_HAVE_SQLITE
+  GTEST_SKIP() << "built without SQLite";
+#endif
   testing_support::TempDir dir;
   const std::string path = dir.File("shop.db");
   {
@@ -106,6 +109,9 @@ class CountsAppends : public EventLogWrapper {
 };
 
 TEST(OpenStoresTest, WithReplacesStoresByWrappersAndKeepsTheSetsPromise) {
+#ifndef WOW_HAVE_SQLITE
+  GTEST_SKIP() << "built without SQLite";
+#endif
   testing_support::TempDir dir;
   const StoreSet stores = OpenStores("sqlite:" + dir.File("shop.db"), "eshop-catalog");
   auto counting = std::make_shared<CountsAppends>(stores.log());

@@ -1,0 +1,22 @@
+// SqliteOptions: how a SQLite database file is opened (wow/sqlite.h). Apart from the backend so
+// that a store set's options (wow/store_set.h) name it in every build, with SQLite or without.
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <chrono>
+
+namespace wow {
+
+struct SqliteOptions {
+  // How hard a commit waits for the disk (SQLite's PRAGMA synchronous, in WAL mode):
+  //   kFull   every append is on disk when it returns: nothing acknowledged is lost, even when the
+  //           machine loses power. The default. Syncs run in a thread of the database's own, one
+  //           for all the commits made while the previous sync ran (docs/SQLITE.md).
+  //   kNormal a commit survives a crash of the process, but the last commits before a power loss
+  //           or an operating-system crash may be lost (the file stays consistent). Much faster.
+  //   kOff    no syncing at all: a power loss may lose commits and, rarely, corrupt the file.
+  //           For tests and throw-away data only.
+  enum class Synchronous { kOff, kNormal, kFull };
+
+}  // namespace wow
