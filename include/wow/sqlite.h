@@ -47,15 +47,6 @@
 
 namespace wow {
 
-  Synchronous synchronous = Synchronous::kFull;
-  // How long a write waits for another process's lock on the file before it fails with
-  // Error(kUnavailable). REQUIRES: >= 0.
-  std::chrono::milliseconds busy_timeout{5000};
-  // The most appends (streams) one transaction batches when threads append concurrently; an
-  // AppendAll is never split, however many streams it holds. REQUIRES: >= 1.
-  int max_group_commit = 256;
-};
-
 // One open database file: its connections, their prepared statements and the group-commit writer.
 // Opaque; held by shared_ptr by every store built on it, so it is closed when the last goes.
 class SqliteDatabase;

@@ -18,5 +18,13 @@ struct SqliteOptions {
   //   kOff    no syncing at all: a power loss may lose commits and, rarely, corrupt the file.
   //           For tests and throw-away data only.
   enum class Synchronous { kOff, kNormal, kFull };
+  Synchronous synchronous = Synchronous::kFull;
+  // How long a write waits for another process's lock on the file before it fails with
+  // Error(kUnavailable). REQUIRES: >= 0.
+  std::chrono::milliseconds busy_timeout{5000};
+  // The most appends (streams) one transaction batches when threads append concurrently; an
+  // AppendAll is never split, however many streams it holds. REQUIRES: >= 1.
+  int max_group_commit = 256;
+};
 
 }  // namespace wow
