@@ -21,6 +21,9 @@ if(TARGET wow_sqlite)
 else()
   list(APPEND _wow_header_excludes PATTERN sqlite.h EXCLUDE)
 endif()
+if(NOT TARGET wow_mongo)
+  list(APPEND _wow_header_excludes PATTERN mongo.h EXCLUDE)
+endif()
 if(TARGET wow_testing)
   list(APPEND WOW_OPTIONAL_COMPONENTS testing)
 else()
@@ -32,9 +35,14 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/wow DESTINATION ${CMAKE_INSTALL_
 # wow_store_common has no public header: it is installed because the static backends link it.
 # wow_stores (OpenStores) links every backend the build has, so it goes with the SQLite component
 # when there is one, else with core.
+# The MongoDB backend (wow_mongo, when built) goes with wow_stores, which links it.
 set(_wow_core_libs wow_core wow_store_common wow_memory)
+set(_wow_stores_libs wow_stores)
+if(TARGET wow_mongo)
+  list(PREPEND _wow_stores_libs wow_mongo)
+endif()
 if(NOT TARGET wow_sqlite)
-  list(APPEND _wow_core_libs wow_stores)
+  list(APPEND _wow_core_libs ${_wow_stores_libs})
 endif()
 install(TARGETS ${_wow_core_libs} EXPORT wow-core-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -42,7 +50,7 @@ install(TARGETS ${_wow_core_libs} EXPORT wow-core-targets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT wow-core-targets NAMESPACE wow:: DESTINATION ${WOW_INSTALL_CMAKEDIR})
 if(TARGET wow_sqlite)
-  install(TARGETS wow_sqlite wow_stores EXPORT wow-sqlite-targets
+  install(TARGETS wow_sqlite ${_wow_stores_libs} EXPORT wow-sqlite-targets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -76,6 +84,12 @@ set(WOW_PC_REQUIRES_PRIVATE "libxxhash fmt spdlog")
 if(TARGET wow_sqlite)
   set(WOW_PC_LIBS "-lwow_stores -lwow_sqlite -lwow_memory -lwow_store_common -lwow_core")
   string(APPEND WOW_PC_REQUIRES_PRIVATE " sqlite3")
+endif()
+set(WOW_WITH_MONGO_INSTALLED OFF)
+if(TARGET wow_mongo)
+  string(REPLACE "-lwow_stores" "-lwow_stores -lwow_mongo" WOW_PC_LIBS "${WOW_PC_LIBS}")
+  string(APPEND WOW_PC_REQUIRES_PRIVATE " libmongoc-1.0")
+  set(WOW_WITH_MONGO_INSTALLED ON)
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/wow.pc.in ${CMAKE_CURRENT_BINARY_DIR}/wow.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/wow.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -6,6 +6,9 @@
 //   memory:        fresh in-memory stores, gone with the process (tests, demos)
 //   sqlite:PATH    a SQLite database file, created when missing (not its directory)
 //   PATH           the same: a bare path is a SQLite file
+//   mongodb://...  a MongoDB replica set or mongos (also mongodb+srv://): parsed, the deployment
+//                  opened and checked (wow/mongo.h), then refused, since this build has
+//                  MongoDB reservations only (NewMongoReservationStore) and no MongoDB log yet
 // Programs take it as `--store URI`; nothing above the store set needs to know which backend it
 // runs on. The stores hold the shared handle, so it is closed after the last of them goes.
 //
@@ -21,6 +24,7 @@
 
 #include "wow/event_log.h"
 #include "wow/model.h"
+#include "wow/mongo_options.h"
 #include "wow/reservation_store.h"
 #include "wow/sqlite_options.h"
 #include "wow/timer_store.h"
@@ -58,6 +62,8 @@ struct StoreSetOptions {
   int new_log_partitions = 16;
   // For sqlite: URIs.
   SqliteOptions sqlite;
+  // For mongodb: URIs.
+  MongoOptions mongo;
 };
 
 class StoreSet {

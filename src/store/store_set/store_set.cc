@@ -6,6 +6,9 @@
 #ifdef WOW_HAVE_SQLITE
 #include "wow/sqlite.h"
 #endif
+#ifdef WOW_HAVE_MONGO
+#include "wow/mongo.h"
+#endif
 
 namespace wow {
 namespace {
@@ -96,9 +99,20 @@ StoreSet OpenStores(std::string_view uri, const std::string& context,
     case StoreUri::Kind::kMongo:
       break;
   }
+#ifdef WOW_HAVE_MONGO
+  // The deployment is opened and checked, so a bad URI, an unreachable server or a standalone is
+  // reported as such; the log is what is missing.
+  const MongoDeploymentInfo info = Describe(*OpenMongoDeployment(parsed.location, options.mongo));
   throw Error(ErrorCode::kFailedPrecondition,
-              "store URI \"" + std::string(uri) +
-                  "\" names MongoDB, and this build has no MongoDB backend yet; use sqlite:PATH");
+              "store URI names MongoDB (database " + info.database +
+                  "), and this build has MongoDB reservations only, not yet a MongoDB event log "
+                  "or timer store: use sqlite:PATH, or put wow::NewMongoReservationStore "
+                  "(wow/mongo.h) beside a SQLite or memory log in StoreSet::Parts");
+#else
+  throw Error(ErrorCode::kFailedPrecondition,
+              "store URI names MongoDB, and this build has no MongoDB backend (built with "
+              "WOW_WITH_MONGO=OFF); use sqlite:PATH");
+#endif
 }
 
 }  // namespace wow

@@ -1,0 +1,71 @@
+// The MongoDB backend, for services that outgrow one machine: the stores of a context on a MongoDB
+// replica set or sharded cluster, through one client pool (libmongoc).
+//
+// OpenMongoDeployment opens the pool and checks the deployment; the factories below build stores
+// on it. Every operation pops a client from the pool and returns it when done, so the stores are
+// safe to share between threads. Reads are `readConcern: majority` and writes `w: majority`, so a
+// reader never sees a write that a failover could roll back; that needs a replica set (or a
+// mongos in front of replica-set shards): a standalone server is refused when opened.
+//
+// Layout (docs/MONGODB.md): a collection per aggregate type per store, named
+// "wow_reservation__<context>__<aggregate>" (and the log's and timers' alike), created on first
+// use with a format record in the collection "wow_collections"; a collection of another format is
+// refused. Collection names come only from validated type names (ValidateTypeName).
+//
+// Errors: failures throw wow::Error, with the code of the failure and a message saying what failed
+// and MongoDB's (or libmongoc's) code and text:
+//   kUnavailable        the deployment cannot be reached, no primary, the pool had no free
+//                       connection within wait_queue_timeout, a timeout, a network error; and a
+//                       write whose outcome is unknown (cut off after it was sent, or not
+//                       acknowledged by a majority): the message says so. Reservation operations
+//                       are idempotent: repeating the call is safe.
+//   kPermissionDenied   authentication failed, or the user may not do the operation
+//   kFailedPrecondition a standalone server; a collection of another format; with Ddl::kNone, a
+//                       collection or format record that is missing
+//   kInvalidArgument    bad input, and text MongoDB cannot store (not UTF-8, or with a NUL byte)
+//   kDataLoss           a stored document that is not of the layout its format record says
+//   kInternal           a reply this build does not understand (a bug; report it)
+//
+// Thread-safety: MongoDeployment and every store built on it are safe for concurrent use. Do not
+// carry an open MongoDeployment across fork(): open it in the child.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "wow/model.h"
+#include "wow/mongo_options.h"
+#include "wow/reservation_store.h"
+
+namespace wow {
+
+// An open MongoDB deployment: a client pool and what the deployment said of itself. Opaque;
+// shared by the stores built on it, closed when the last of them goes.
+class MongoDeployment;
+
+// What a deployment said of itself when it was opened.
+struct MongoDeploymentInfo {
+  std::string database;  // where the stores' collections live
+  std::string set_name;  // the replica set's name; empty behind a mongos
+  bool mongos = false;   // a sharded cluster's router
+};
+
+// Opens a client pool on `uri` (mongodb:// or mongodb+srv://, libmongoc's options in its query)
+// and asks the deployment what it is. Throws Error(kInvalidArgument) for a malformed URI or
+// options, Error(kUnavailable) when no server answers within the URI's serverSelectionTimeoutMS
+// (30 s by default), Error(kFailedPrecondition) for a standalone server (majority reads and
+// writes need a replica set).
+std::shared_ptr<MongoDeployment> OpenMongoDeployment(const std::string& uri,
+                                                     const MongoOptions& options = {});
+
+// What `deployment` said of itself when opened.
+const MongoDeploymentInfo& Describe(const MongoDeployment& deployment);
+
+// The reservations of every aggregate type on `deployment` (seed 000): a collection per aggregate
+// type, a document per key, each operation one conditional write (an abandon two). Expiry is
+// judged by `clock`. Keys, namespaces, tenants, ids and holds must be UTF-8 without NUL bytes
+// (Error(kInvalidArgument) otherwise).
+std::unique_ptr<ReservationStore> NewMongoReservationStore(
+    std::shared_ptr<MongoDeployment> deployment, std::shared_ptr<const Clock> clock);
+
+}  // namespace wow

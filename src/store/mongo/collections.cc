@@ -1,0 +1,101 @@
+#include "store/mongo/collections.h"
+
+#include "wow/error.h"
+
+namespace wow::mongo {
+namespace {
+
+constexpr std::uint32_t kNamespaceExists = 48;
+constexpr std::uint32_t kAlreadyInitialized = 23;  // shardCollection of a sharded collection
+
+}  // namespace
+
+FindCommand FormatRecordQuery(const std::string& name) {
+  FindCommand command{kCollectionsRegistry, NewBson(), nullptr, 1};
+  AppendText(command.filter.get(), "_id", name);
+  return command;
+}
+
+UpdateCommand FormatRecordUpsert(const CollectionSpec& spec) {
+  UpdateCommand command{kCollectionsRegistry, NewBson(), NewBson(), true, false};
+  AppendText(command.filter.get(), "_id", spec.name);
+  bson_t set;
+  bson_append_document_begin(command.update.get(), "$setOnInsert", -1, &set);
+  AppendText(&set, "kind", spec.kind);
+  AppendText(&set, "context", spec.context);
+  AppendText(&set, "aggregate", spec.aggregate);
+  AppendInt64(&set, "format", spec.format);
+  bson_append_document_end(command.update.get(), &set);
+  return command;
+}
+
+Bson CreateCollectionCommand(const std::string& name) {
+  Bson command = NewBson();
+  AppendText(command.get(), "create", name);
+  return command;
+}
+
+Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& spec) {
+  Bson command = NewBson();
+  AppendText(command.get(), "shardCollection", database + "." + spec.name);
+  AppendDocument(command.get(), "key", *spec.shard_key);
+  return command;
+}
+
+int Collections::RecordedFormat(const std::string& name) {
+  std::vector<Bson> records = executor_.Find(FormatRecordQuery(name), "reading the format record of " + name);
+  if (records.empty()) return -1;
+  const auto format = FindInteger(*records.front(), "format");
+  if (!format) {
+    throw Error(ErrorCode::kDataLoss, "MongoDB: the format record of " + name + " in " +
+                                          kCollectionsRegistry + " has no format: " +
+                                          ToJson(*records.front()));
+  }
+  return static_cast<int>(*format);
+}
+
+void Collections::Create(const CollectionSpec& spec) {
+  const std::string what = "creating collection " + spec.name;
+  Executor::CommandOutcome created = executor_.TryCommand(*CreateCollectionCommand(spec.name), true);
+  if (created.failure && created.failure->code != kNamespaceExists) {
+    throw ToError(*created.failure, what);
+  }
+  if (shard_ && spec.shard_key) {
+    Executor::CommandOutcome sharded = executor_.TryCommand(
+        *ShardCollectionCommand(executor_.database(), spec), true, "admin");
+    if (sharded.failure && sharded.failure->code != kAlreadyInitialized) {
+      throw ToError(*sharded.failure, "sharding collection " + spec.name);
+    }
+  }
+  // An upsert on the _id alone: of two nodes recording at once, the server retries the loser as
+  // an update, which $setOnInsert leaves as the winner wrote it. The caller reads it back.
+  executor_.Update(FormatRecordUpsert(spec), what);
+}
+
+void Collections::Ensure(const CollectionSpec& spec) {
+  {
+    std::lock_guard lock(mutex_);
+    if (known_.contains(spec.name)) return;
+  }
+  int format = RecordedFormat(spec.name);
+  if (format < 0) {
+    if (ddl_ == MongoOptions::Ddl::kNone) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "MongoDB: collection " + spec.name + " has no format record in " +
+                      kCollectionsRegistry + " and the stores were opened with Ddl::kNone; "
+                      "create it (open once with Ddl::kAuto) or check the database name");
+    }
+    Create(spec);
+    format = RecordedFormat(spec.name);
+  }
+  if (format != spec.format) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "MongoDB: collection " + spec.name + " is in " + spec.kind + " format " +
+                    std::to_string(format) + "; this build reads format " +
+                    std::to_string(spec.format) + " only; nothing was changed");
+  }
+  std::lock_guard lock(mutex_);
+  known_.insert(spec.name);
+}
+
+}  // namespace wow::mongo

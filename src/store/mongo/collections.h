@@ -1,0 +1,61 @@
+// The stores' collections and their format records. Every collection a store writes is recorded
+// in "wow_collections" as {_id: name, kind, context, aggregate, format} before its first document,
+// so a build that reads another format refuses it instead of misreading it. With Ddl::kAuto a
+// missing collection is created (and, on a mongos with Sharding::kAuto, sharded by its layout's
+// key) on first use; with Ddl::kNone it must exist with its record.
+//
+// Thread-safety: Collections is safe for concurrent use; the builders are pure functions.
+#pragma once
+
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "store/mongo/bson_doc.h"
+#include "store/mongo/executor.h"
+#include "wow/mongo_options.h"
+
+namespace wow::mongo {
+
+inline constexpr const char* kCollectionsRegistry = "wow_collections";
+
+struct CollectionSpec {
+  std::string name;       // "wow_reservation__<context>__<aggregate>"
+  std::string kind;       // "reservation", "log", "timer"
+  std::string context;
+  std::string aggregate;
+  int format = 0;
+  Bson shard_key;         // the shard key on a sharded cluster; null: never sharded
+};
+
+// The command builders (pure): the record's lookup, its insert-once upsert ($setOnInsert, so two
+// nodes creating one collection agree), `create`, and `shardCollection` (for the admin database).
+FindCommand FormatRecordQuery(const std::string& name);
+UpdateCommand FormatRecordUpsert(const CollectionSpec& spec);
+Bson CreateCollectionCommand(const std::string& name);
+Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& spec);
+
+class Collections {
+ public:
+  // `shard`: collections are sharded when created (a mongos with Sharding::kAuto).
+  Collections(const Executor& executor, MongoOptions::Ddl ddl, bool shard)
+      : executor_(executor), ddl_(ddl), shard_(shard) {}
+
+  // Makes sure `spec`'s collection is there in `spec.format`, once per process and name. Throws
+  // Error(kFailedPrecondition) for a record of another format (naming both) and, with Ddl::kNone,
+  // a missing record; the executor's Error when MongoDB fails.
+  void Ensure(const CollectionSpec& spec);
+
+ private:
+  // The format recorded for `name`, or -1 when none is.
+  int RecordedFormat(const std::string& name);
+  void Create(const CollectionSpec& spec);
+
+  const Executor& executor_;
+  const MongoOptions::Ddl ddl_;
+  const bool shard_;
+  std::mutex mutex_;
+  std::set<std::string> known_;  // names checked in this process
+};
+
+}  // namespace wow::mongo

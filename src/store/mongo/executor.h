@@ -1,0 +1,97 @@
+// The thin layer that sends the stores' commands (built by the pure functions of *_commands.h) to
+// MongoDB: each call pops a client, sends one command with `w: majority` (writes) or
+// `readConcern: majority` (reads) and maxTimeMS, and maps a failure once (mongo_error.h). A
+// duplicate key is an outcome, returned; every other failure throws wow::Error.
+//
+// Thread-safety: safe for concurrent use; each call uses its own client from the pool.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/mongo/bson_doc.h"
+#include "store/mongo/client_pool.h"
+#include "store/mongo/mongo_error.h"
+#include "wow/mongo_options.h"
+
+namespace wow::mongo {
+
+// One updateOne: `update` a document (operators) or a pipeline (an array document).
+struct UpdateCommand {
+  std::string collection;
+  Bson filter;
+  Bson update;
+  bool upsert = false;
+  bool pipeline = false;  // `update` is an aggregation pipeline
+};
+
+// One deleteOne.
+struct DeleteCommand {
+  std::string collection;
+  Bson filter;
+};
+
+// One find: the documents matching `filter`, in `sort` order (null: natural), at most `limit`
+// (0: all).
+struct FindCommand {
+  std::string collection;
+  Bson filter;
+  Bson sort;
+  std::int64_t limit = 0;
+};
+
+// What a write did; `duplicate` is set (and the counts zero) when a unique index refused it.
+struct WriteOutcome {
+  std::int64_t matched = 0;
+  std::int64_t modified = 0;
+  std::int64_t deleted = 0;
+  bool upserted = false;
+  std::optional<MongoFailure> duplicate;
+};
+
+class Executor {
+ public:
+  Executor(std::shared_ptr<ClientPool> pool, std::string database, const MongoOptions& options);
+
+  const std::string& database() const { return database_; }
+
+  // Sends the write; `what` names it in an Error ("reserving key k in C"). Throws Error for any
+  // failure but a duplicate key.
+  WriteOutcome Update(const UpdateCommand& command, std::string_view what) const;
+  WriteOutcome Delete(const DeleteCommand& command, std::string_view what) const;
+
+  // The matching documents (copies). Throws Error on failure.
+  std::vector<Bson> Find(const FindCommand& command, std::string_view what) const;
+
+  // Runs `command` on `database` ("" : this executor's) as a write (with the write concern) or a
+  // read: the server's reply, and the failure classified when it failed (never thrown).
+  struct CommandOutcome {
+    Bson reply;
+    std::optional<MongoFailure> failure;
+  };
+  CommandOutcome TryCommand(const bson_t& command, bool write,
+                            const std::string& database = "") const;
+
+  // TryCommand, throwing Error (naming `what`) for any failure.
+  Bson RunCommand(const bson_t& command, bool write, std::string_view what,
+                  const std::string& database = "") const;
+
+  // Runs `command` on the admin database without concerns (hello, shardCollection); the reply.
+  Bson RunAdminCommand(const bson_t& command, std::string_view what) const;
+
+ private:
+  // The options of every write (w: majority, wtimeout, maxTimeMS) and read (readConcern: majority,
+  // maxTimeMS).
+  Bson WriteOptions() const;
+  Bson ReadOptions() const;
+
+  std::shared_ptr<ClientPool> pool_;
+  std::string database_;
+  MongoOptions options_;
+};
+
+}  // namespace wow::mongo
