@@ -13,19 +13,23 @@ const MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;
 const MAX_MESSAGE_SIZE = 48000000;
 const ELECTION_ID = new ObjectId("7fffffff0000000000000001");
 
-// hello(ctx, legacy): the handshake reply: a one-node replica set's primary, wire versions 6 to
-// 17 (MongoDB 6.0), no topologyVersion (so drivers poll instead of streaming), no compression.
+// hello(ctx, legacy): the handshake reply: a one-node replica set's primary (a standalone server
+// when ctx.setName is null: no replica-set fields), wire versions 6 to 17 (MongoDB 6.0), no
+// topologyVersion (so drivers poll instead of streaming), no compression.
 function hello(ctx, legacy) {
-  return {
-    helloOk: true,
-    [legacy ? "ismaster" : "isWritablePrimary"]: true,
-    secondary: false,
+  const replicaSet = ctx.setName === null ? {} : {
     setName: ctx.setName,
     setVersion: 1,
     electionId: ELECTION_ID,
     hosts: [ctx.address],
     me: ctx.address,
     primary: ctx.address,
+  };
+  return {
+    helloOk: true,
+    [legacy ? "ismaster" : "isWritablePrimary"]: true,
+    secondary: false,
+    ...replicaSet,
     maxBsonObjectSize: MAX_BSON_OBJECT_SIZE,
     maxMessageSizeBytes: MAX_MESSAGE_SIZE,
     maxWriteBatchSize: 100000,

@@ -76,6 +76,7 @@ async function execute(ctx, dbName, command) {
     const previous = retryKey && ctx.retryable.previous(retryKey);
     const reply = previous ?? (await run(ctx, dbName, commandName, command));
     if (retryKey && !previous && reply.ok === 1) ctx.retryable.record(retryKey, reply);
+    if (failure?.closeConnectionAfterReply) return { close: true };
 
     const writeConcernError = failure?.writeConcernError ?? unsatisfiableWriteConcern(commandName, command);
     if (!writeConcernError) return { reply };

@@ -2,8 +2,10 @@
 // configureFailPoint sets it: for the commands named in `failCommands`, answer `errorCode`
 // (with `errorLabels`, or RetryableWriteError for a retryable write failing with a retryable
 // code), close the connection (`closeConnection`), or run the command and add
-// `writeConcernError`; mode `alwaysOn`, `off`, `{times: n}` or `{skip: n}`. Not thread-safe:
-// one Node.js event loop owns it.
+// `writeConcernError`; mode `alwaysOn`, `off`, `{times: n}` or `{skip: n}`. One field of the
+// double's own, not MongoDB's: `closeConnectionAfterReply: true` runs the command, then closes the
+// connection without answering (a lost acknowledgement: the write landed, the client cannot
+// know). Not thread-safe: one Node.js event loop owns it.
 "use strict";
 
 const { ServerError } = require("./errors");

@@ -4,7 +4,7 @@
 // its data in memory and takes its query, update and aggregation semantics from mingo (see
 // README.md for what it implements and what it does not).
 //
-//   node tests/mongo_server/server.js --port PORT [--interleave SEED] [--set-name NAME]
+//   node tests/mongo_server/server.js --port PORT [--interleave SEED] [--set-name NAME | --standalone]
 //
 // Binds 127.0.0.1 only; `--port 0` picks a free port. Prints one line when it listens
 // ("mongo test server (test double) listening on 127.0.0.1:PORT"), one log line per command on
@@ -46,7 +46,8 @@ function summary(command) {
   return text.length > 300 ? `${text.slice(0, 300)}...` : text;
 }
 
-// startServer({port, interleave, setName, log}): starts listening on 127.0.0.1; resolves to
+// startServer({port, interleave, setName, log}): starts listening on 127.0.0.1 (setName null: a
+// standalone server, which reports no replica set); resolves to
 // {address, port, close()} once it listens. `log(line)` receives one line per command.
 function startServer({ port = 0, interleave = null, setName = "rs0", log = () => {} } = {}) {
   const state = {
@@ -137,7 +138,10 @@ function parseArguments(argv) {
     if (argv[i] === "--port") options.port = Number(value);
     else if (argv[i] === "--interleave") options.interleave = Number(value);
     else if (argv[i] === "--set-name") options.setName = value;
-    else throw new Error(`unknown argument ${argv[i]}`);
+    else if (argv[i] === "--standalone") {
+      options.setName = null;
+      continue;
+    } else throw new Error(`unknown argument ${argv[i]}`);
     i++;
   }
   if (!Number.isInteger(options.port) || options.port < 0) throw new Error("--port PORT is required (0 picks a free port)");
@@ -150,13 +154,13 @@ async function main() {
   try {
     options = parseArguments(process.argv.slice(2));
   } catch (error) {
-    console.error(`${error.message}\nusage: node server.js --port PORT [--interleave SEED] [--set-name NAME]`);
+    console.error(`${error.message}\nusage: node server.js --port PORT [--interleave SEED] [--set-name NAME | --standalone]`);
     process.exit(2);
   }
   const log = (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   const server = await startServer({ ...options, log });
   const mode = options.interleave === null ? "" : ` (interleaving, seed ${options.interleave})`;
-  console.log(`mongo test server (test double) listening on ${server.address} replicaSet=${options.setName}${mode}`);
+  console.log(`mongo test server (test double) listening on ${server.address} ${options.setName === null ? "standalone" : `replicaSet=${options.setName}`}${mode}`);
   const stop = (signal) => {
     log(`${signal}: stopping`);
     server.close().then(() => process.exit(0));

@@ -10,7 +10,7 @@ const { ObjectId } = require("bson");
 const { ServerError, errorReply } = require("./errors");
 const { matcher, sortDocuments } = require("./mingo_context");
 const { applyUpdate, sameBytes, upsertSeed } = require("./updates");
-const { isPlainObject, toNumber } = require("./bson_values");
+const { isPlainObject, toNumber, toPlain } = require("./bson_values");
 const { present } = require("./reads");
 
 // A write conflict (the documents found changed before the write) is retried this many times.
@@ -43,10 +43,10 @@ function withId(doc) {
 // find(collection, filter, {sort, limit}): the records matching `filter` now, in sort order.
 function find(collection, filter, { sort, limit } = {}) {
   if (!collection) return [];
-  const matches = matcher(filter);
+  const matches = matcher(toPlain(filter));
   const records = collection.snapshot().filter((r) => matches(r.plain));
   const byPlain = new Map(records.map((r) => [r.plain, r]));
-  const sorted = sortDocuments(records.map((r) => r.plain), sort).map((p) => byPlain.get(p));
+  const sorted = sortDocuments(records.map((r) => r.plain), toPlain(sort)).map((p) => byPlain.get(p));
   return limit ? sorted.slice(0, limit) : sorted;
 }
 
@@ -68,7 +68,7 @@ function retriesOnDuplicate(filter, error) {
 // (before/after: the stored documents of the last one touched).
 async function modify(ctx, db, name, spec) {
   const { filter, update, remove = false, upsert = false, multi = false, sort, arrayFilters } = spec;
-  const matches = matcher(filter);
+  const matches = matcher(toPlain(filter));
   const readCollection = (other) => db.read(other).docs;
   for (let attempt = 1; ; attempt++) {
     const collection = db.collection(name, false);

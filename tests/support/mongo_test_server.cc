@@ -87,6 +87,10 @@ MongoTestServer::MongoTestServer(Options options)
     args.push_back("--interleave");
     args.push_back(std::to_string(*options.interleave_seed));
   }
+  if (options.standalone) {
+    args.push_back("--standalone");
+    set_name_.clear();
+  }
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -125,7 +129,8 @@ MongoTestServer::MongoTestServer(Options options)
 MongoTestServer::~MongoTestServer() { Stop(pid_); }
 
 std::string MongoTestServer::uri() const {
-  return "mongodb://127.0.0.1:" + std::to_string(port_) + "/?replicaSet=" + set_name_;
+  const std::string base = "mongodb://127.0.0.1:" + std::to_string(port_) + "/";
+  return set_name_.empty() ? base : base + "?replicaSet=" + set_name_;
 }
 
 }  // namespace wow::testing_support

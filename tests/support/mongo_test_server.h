@@ -23,6 +23,8 @@ class MongoTestServer {
   struct Options {
     // Seed of the interleaving mode (writes yield between reading and writing), or none.
     std::optional<std::uint32_t> interleave_seed;
+    // A standalone server (`--standalone`): hello reports no replica set.
+    bool standalone = false;
   };
 
   // Why the test server cannot run here ("node" not on PATH, or its npm packages not installed
@@ -42,7 +44,8 @@ class MongoTestServer {
   int port() const { return port_; }
   // The replica set name the server reports ("rs0").
   const std::string& set_name() const { return set_name_; }
-  // A connection string for the server: mongodb://127.0.0.1:PORT/?replicaSet=rs0.
+  // A connection string for the server: mongodb://127.0.0.1:PORT/?replicaSet=rs0 (a standalone's
+  // names no replica set).
   std::string uri() const;
   // The file the server's output (one line per command) goes to.
   const std::filesystem::path& log_path() const { return log_path_; }
@@ -50,7 +53,7 @@ class MongoTestServer {
  private:
   pid_t pid_ = -1;
   int port_ = 0;
-  std::string set_name_ = "rs0";
+  std::string set_name_ = "rs0";  // empty for a standalone
   std::filesystem::path log_path_;
 };
 

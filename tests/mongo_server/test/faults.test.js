@@ -85,3 +85,24 @@ test("a retried write (same lsid and txnNumber) gets the first answer without ru
     const other = await client.command("db", { insert: "c", documents: [{ _id: 1 }], lsid: { id: new Binary(Buffer.alloc(16, 8), Binary.SUBTYPE_UUID) }, txnNumber: Long.fromNumber(1) });
     assert.equal(other.writeErrors[0].code, 11000);
   }));
+
+test("failCommand closeConnectionAfterReply (the double's own) runs the command, then closes unanswered", () =>
+  withServer(async (client, server) => {
+    await failPoint(client, { times: 1 }, { failCommands: ["insert"], closeConnectionAfterReply: true });
+    await assert.rejects(insert(client, 1), /connection closed/);
+    const other = await RawClient.connect(server.port);
+    try {
+      assert.equal(await count(other), 1);
+    } finally {
+      other.close();
+    }
+  }));
+
+test("--standalone: hello reports no replica set", () =>
+  withServer(async (client) => {
+    const reply = await client.command("admin", { hello: 1 });
+    assert.equal(reply.ok, 1);
+    assert.equal(reply.setName, undefined);
+    assert.equal(reply.hosts, undefined);
+    assert.equal(reply.isWritablePrimary, true);
+  }, { setName: null }));

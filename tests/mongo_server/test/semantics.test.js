@@ -154,3 +154,18 @@ test("unordered inserts go on after a duplicate key, ordered ones stop", () =>
     assert.equal(unordered.n, 2);
     assert.equal(unordered.writeErrors.length, 1);
   }));
+
+test("a write's filter compares int64 values as numbers (update, delete)", () =>
+  withServer(async (client) => {
+    const { Long } = require("bson");
+    await client.command("db", { insert: "c", documents: [{ _id: 1, at: Long.fromNumber(1700000000000) }, { _id: 2, at: null }] });
+    const updated = await client.command("db", {
+      update: "c",
+      updates: [{ q: { at: { $lte: Long.fromNumber(1700000000005) } }, u: { $set: { seen: true } } }],
+    });
+    assert.equal(updated.n, 1);
+    const deleted = await client.command("db", { delete: "c", deletes: [{ q: { at: { $lte: Long.fromNumber(1700000000000) } }, limit: 1 }] });
+    assert.equal(deleted.n, 1);
+    const left = await client.command("db", { find: "c", filter: {} });
+    assert.deepEqual(left.cursor.firstBatch.map((d) => d._id), [2]);
+  }));
