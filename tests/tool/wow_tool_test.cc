@@ -778,6 +778,33 @@ TEST_F(MigrateDataTest, RefusesWhatItCannotReadWithAClearMessage) {
   ExpectCleanFailure(empty_namespace);
 }
 
+TEST_F(MigrateDataTest, TheFirstLineOfAKeyWinsAndEachKeyCountsOnce) {
+  Log();
+  // 20 keys, each on six lines in one batch: five owners, then the first owner again.
+  std::vector<std::string> lines;
+  for (int round = 0; round < 6; ++round) {
+    for (int key = 0; key < 20; ++key) {
+      lines.push_back(R"({"_id": "key-)" + std::to_string(key) + R"(", "value": "b-)" +
+                      std::to_string(key) + "-" + std::to_string(round % 5) + R"("})");
+    }
+  }
+  std::vector<std::string> args = KeysArgs(WriteExport(lines));
+  args.push_back("--json");
+  for (int run = 0; run < 3; ++run) {
+    const Result result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << result.err;
+    const json summary = json::parse(result.out);
+    EXPECT_EQ(summary["imported"], run == 0 ? 20 : 0);
+    EXPECT_EQ(summary["already_held"], run == 0 ? 20 : 40);
+    EXPECT_EQ(summary["conflicts"], 80);
+  }
+  const std::vector<Reservation> all = All();
+  ASSERT_EQ(all.size(), 20u);
+  for (const Reservation& r : all) {
+    EXPECT_EQ(r.owner.id, "b-" + r.key.substr(4) + "-0") << r.key;
+  }
+}
+
 TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {
   Log();
   std::vector<std::string> lines;

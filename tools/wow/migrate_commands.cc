@@ -2,7 +2,9 @@
 //
 // The main thread reads the export line by line, reports bad lines as it meets them, and hands
 // the good ones over in batches; a few worker threads confirm a batch's keys concurrently, so the
-// store commits them together (group commit) instead of one fsync per key. Each batch's
+// store commits them together (group commit) instead of one fsync per key. A batch holds each
+// key once: a line whose key is already in the batch flushes it first, so the first line of a key
+// is decided before any later one (the later ones are already held, or conflicts). Each batch's
 // conflicts are reported in line order once it is done.
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "format.h"
@@ -177,6 +180,10 @@ class Import {
       } else if (read.record->ttl_at && *read.record->ttl_at < now_) {
         ++counts_.expired;
       } else {
+        if (!batch_keys_.insert(read.record->key).second) {
+          Flush(batch);  // the key's earlier line first
+          batch_keys_.insert(read.record->key);
+        }
         Pending item;
         item.line = counts_.lines;
         item.key = read.record->key;
@@ -251,6 +258,7 @@ class Import {
       }
     }
     batch.clear();
+    batch_keys_.clear();
     if (failure) {
       // Says what was done before the failure; a second run resumes (the import is idempotent).
       PrintSummary(false);
@@ -300,6 +308,7 @@ class Import {
   std::unique_ptr<ReservationStore> store_;
   EpochMillis now_ = 0;
   Counts counts_;
+  std::unordered_set<std::string> batch_keys_;  // the keys of the batch not yet flushed
   ProgressBar* progress_ = nullptr;
 };
 
