@@ -39,6 +39,38 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kBatch = 512;
+// The longest line of an export read: a longer one is a bad line, skipped without being held.
+constexpr std::size_t kMaxLineBytes = 1 << 20;
+// The most bytes of a bad line a message quotes.
+constexpr std::size_t kMaxQuotedBytes = 200;
+
+enum class LineRead { kLine, kTooLong, kNul, kEnd };
+
+// Reads the next line of `in` into `line` (without its '\n'), counting its bytes into `bytes`. A
+// line over kMaxLineBytes is read to its end but not kept (kTooLong); a NUL byte, which no text
+// export holds, stops the read at once (kNul: /dev/zero, a binary file).
+LineRead ReadLine(std::istream& in, std::string& line, std::uintmax_t& bytes) {
+  line.clear();
+  std::streambuf& buffer = *in.rdbuf();
+  bool too_long = false;
+  for (;;) {
+    const int c = buffer.sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      if (line.empty() && !too_long) return LineRead::kEnd;
+      break;
+    }
+    ++bytes;
+    if (c == '\n') break;
+    if (c == 0) return LineRead::kNul;
+    if (line.size() < kMaxLineBytes) {
+      line += static_cast<char>(c);
+    } else {
+      too_long = true;
+    }
+  }
+  return too_long ? LineRead::kTooLong : LineRead::kLine;
+}
 constexpr int kWorkers = 16;
 
 struct KeysArgs {
@@ -163,9 +195,18 @@ class Import {
     std::string line;
     bool interrupted = false;
     bool seen_document = false;
-    while (std::getline(in, line)) {
+    for (LineRead read_line; (read_line = ReadLine(in, line, bytes)) != LineRead::kEnd;) {
       ++counts_.lines;
-      bytes += line.size() + 1;
+      if (read_line == LineRead::kNul) {
+        throw Failure("\"" + args_.file + "\" holds a NUL byte at line " +
+                      std::to_string(counts_.lines) +
+                      ": not a JSON-lines export (mongoexport writes text)");
+      }
+      if (read_line == LineRead::kTooLong) {
+        Bad(counts_.lines, "over " + std::to_string(kMaxLineBytes) + " bytes: " +
+                               Printable(line, kMaxQuotedBytes));
+        continue;
+      }
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       if (!seen_document && line[line.find_first_not_of(" \t")] == '[') {
@@ -251,7 +292,7 @@ class Import {
         case Pending::Outcome::kConflict:
           ++counts_.conflicts;
           Report(fmt::format("line {}: conflict: key \"{}\" is held by {}, not by {}; not imported",
-                             item.line, item.key,
+                             item.line, Printable(item.key, kMaxQuotedBytes),
                              item.holder ? HolderText(*item.holder) : "another aggregate",
                              ToString(item.owner)));
           break;
