@@ -778,6 +778,71 @@ TEST_F(MigrateDataTest, RefusesWhatItCannotReadWithAClearMessage) {
   ExpectCleanFailure(empty_namespace);
 }
 
+TEST_F(MigrateDataTest, TheFirstLineOfAKeyWinsAndEachKeyCountsOnce) {
+  Log();
+  // 20 keys, each on six lines in one batch: five owners, then the first owner again.
+  std::vector<std::string> lines;
+  for (int round = 0; round < 6; ++round) {
+    for (int key = 0; key < 20; ++key) {
+      lines.push_back(R"({"_id": "key-)" + std::to_string(key) + R"(", "value": "b-)" +
+                      std::to_string(key) + "-" + std::to_string(round % 5) + R"("})");
+    }
+  }
+  std::vector<std::string> args = KeysArgs(WriteExport(lines));
+  args.push_back("--json");
+  for (int run = 0; run < 3; ++run) {
+    const Result result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << result.err;
+    const json summary = json::parse(result.out);
+    EXPECT_EQ(summary["imported"], run == 0 ? 20 : 0);
+    EXPECT_EQ(summary["already_held"], run == 0 ? 20 : 40);
+    EXPECT_EQ(summary["conflicts"], 80);
+  }
+  const std::vector<Reservation> all = All();
+  ASSERT_EQ(all.size(), 20u);
+  for (const Reservation& r : all) {
+    EXPECT_EQ(r.owner.id, "b-" + r.key.substr(4) + "-0") << r.key;
+  }
+}
+
+TEST_F(MigrateDataTest, ALineOverOneMebibyteIsABadLineQuotedShort) {
+  Log();
+  const std::string huge = R"({"_id": ")" + std::string(2 << 20, 'x') + R"(", "value": "b-1"})";
+  const std::string broken = R"({"_id": ")" + std::string(100'000, 'y');  // not JSON, long
+  std::vector<std::string> args = KeysArgs(
+      WriteExport({huge, broken, R"({"_id": "contoso", "value": "b-2"})"}));
+  args.push_back("--json");
+  const Result result = Run(args);
+  EXPECT_EQ(result.exit_code, 4) << result.err.substr(0, 2000);
+  const json summary = json::parse(result.out);
+  EXPECT_EQ(summary["bad_lines"], 2);
+  EXPECT_EQ(summary["imported"], 1);
+  EXPECT_THAT(result.err, HasSubstr("line 1: bad line, skipped: over 1048576 bytes"));
+  EXPECT_THAT(result.err, HasSubstr("line 2: bad line"));
+  EXPECT_LT(result.err.size(), 1000u) << "messages quote a few hundred bytes of a line at most";
+}
+
+TEST_F(MigrateDataTest, DevZeroStopsWithAnError) {
+  Log();
+  const Result result = Run(KeysArgs("/dev/zero"));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("NUL byte"));
+}
+
+TEST_F(WowToolTest, TextOutputEscapesControlCharacters) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "evil\x1b]0;owned\x07\x1b[2J\u009b",
+                             Brand("acme", "b-1"), 1));
+  const Result list = Run({"reservations", "list", "--aggregate", "brand", "--tenant", "acme",
+                           "--namespace", kBrandNames});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find('\x1b'), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find('\x07'), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("\u009b"), std::string::npos) << list.out;
+  EXPECT_THAT(list.out, HasSubstr("evil\\x1b]0;owned\\x07\\x1b[2J\\u009b"));
+}
+
 TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {
   Log();
   std::vector<std::string> lines;

@@ -29,7 +29,7 @@ std::optional<int> Digits(std::string_view text, std::size_t at, std::size_t dig
 }
 
 std::string KeyFactText(const KeyFact& fact) {
-  return fmt::format("{} \"{}\"{}", fact.ns, fact.key,
+  return fmt::format("{} \"{}\"{}", Printable(fact.ns), Printable(fact.key),
                      fact.tenancy == ReservationTenancy::kSystem ? " (system tenancy)" : "");
 }
 
@@ -121,6 +121,28 @@ std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis 
   return ParseIsoTime(text);
 }
 
+std::string Printable(std::string_view text, std::size_t max) {
+  const bool cut = text.size() > max;
+  if (cut) text = text.substr(0, max);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (cut) out += "...";
+  return out;
+}
+
 std::string TenantLabel(std::string_view tenant_id) {
   return tenant_id.empty() ? "(system)" : std::string(tenant_id);
 }
@@ -134,7 +156,7 @@ std::string EntryText(const Stream& stream, const std::optional<Position>& posit
                       TenantLabel(stream.ref.tenant_id), stream.ref.id, stream.version,
                       FormatTime(stream.time), stream.request_id);
   for (const EventRecord& event : stream.events) {
-    text += fmt::format("  event {} {}\n", event.type, event.body);
+    text += fmt::format("  event {} {}\n", Printable(event.type), Printable(event.body));
   }
   for (const KeyFact& fact : stream.reserved) text += "  reserve " + KeyFactText(fact) + "\n";
   for (const KeyFact& fact : stream.released) text += "  release " + KeyFactText(fact) + "\n";
@@ -178,8 +200,9 @@ json ReservationJson(const Reservation& reservation) {
 }
 
 std::string ReservationText(const Reservation& reservation, EpochMillis now) {
-  std::string text = fmt::format("key       {}\nowner     {}\nstate     {}\n", reservation.key,
-                                 ToString(reservation.owner), StateName(reservation.state));
+  std::string text = fmt::format("key       {}\nowner     {}\nstate     {}\n",
+                                 Printable(reservation.key), Printable(ToString(reservation.owner)),
+                                 StateName(reservation.state));
   if (reservation.state == ReservationState::kConfirmed) {
     text += fmt::format("version   {}{}\n", reservation.version,
                         reservation.version == kUnversioned ? " (UNVERSIONED: imported)" : "");

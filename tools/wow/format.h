@@ -29,6 +29,11 @@ std::optional<EpochMillis> ParseIsoTime(std::string_view text);
 // "now", milliseconds since the epoch, or an ISO-8601 time. nullopt when none of these.
 std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis now);
 
+// `text` safe to print on a terminal: each control character (C0, DEL, and C1 as UTF-8) written
+// as \xNN (C1: \u0080 to \u009f) and a backslash as \\, so no stored byte sends an escape
+// sequence; at most `max` bytes of `text` are shown, then "..." when it is longer.
+std::string Printable(std::string_view text, std::size_t max = std::string_view::npos);
+
 // A tenant for people: the tenant, or "(system)" for the system tenant.
 std::string TenantLabel(std::string_view tenant_id);
 

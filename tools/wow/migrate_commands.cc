@@ -2,7 +2,9 @@
 //
 // The main thread reads the export line by line, reports bad lines as it meets them, and hands
 // the good ones over in batches; a few worker threads confirm a batch's keys concurrently, so the
-// store commits them together (group commit) instead of one fsync per key. Each batch's
+// store commits them together (group commit) instead of one fsync per key. A batch holds each
+// key once: a line whose key is already in the batch flushes it first, so the first line of a key
+// is decided before any later one (the later ones are already held, or conflicts). Each batch's
 // conflicts are reported in line order once it is done.
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "format.h"
@@ -36,6 +39,38 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kBatch = 512;
+// The longest line of an export read: a longer one is a bad line, skipped without being held.
+constexpr std::size_t kMaxLineBytes = 1 << 20;
+// The most bytes of a bad line a message quotes.
+constexpr std::size_t kMaxQuotedBytes = 200;
+
+enum class LineRead { kLine, kTooLong, kNul, kEnd };
+
+// Reads the next line of `in` into `line` (without its '\n'), counting its bytes into `bytes`. A
+// line over kMaxLineBytes is read to its end but not kept (kTooLong); a NUL byte, which no text
+// export holds, stops the read at once (kNul: /dev/zero, a binary file).
+LineRead ReadLine(std::istream& in, std::string& line, std::uintmax_t& bytes) {
+  line.clear();
+  std::streambuf& buffer = *in.rdbuf();
+  bool too_long = false;
+  for (;;) {
+    const int c = buffer.sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      if (line.empty() && !too_long) return LineRead::kEnd;
+      break;
+    }
+    ++bytes;
+    if (c == '\n') break;
+    if (c == 0) return LineRead::kNul;
+    if (line.size() < kMaxLineBytes) {
+      line += static_cast<char>(c);
+    } else {
+      too_long = true;
+    }
+  }
+  return too_long ? LineRead::kTooLong : LineRead::kLine;
+}
 constexpr int kWorkers = 16;
 
 struct KeysArgs {
@@ -160,9 +195,18 @@ class Import {
     std::string line;
     bool interrupted = false;
     bool seen_document = false;
-    while (std::getline(in, line)) {
+    for (LineRead read_line; (read_line = ReadLine(in, line, bytes)) != LineRead::kEnd;) {
       ++counts_.lines;
-      bytes += line.size() + 1;
+      if (read_line == LineRead::kNul) {
+        throw Failure("\"" + args_.file + "\" holds a NUL byte at line " +
+                      std::to_string(counts_.lines) +
+                      ": not a JSON-lines export (mongoexport writes text)");
+      }
+      if (read_line == LineRead::kTooLong) {
+        Bad(counts_.lines, "over " + std::to_string(kMaxLineBytes) + " bytes: " +
+                               Printable(line, kMaxQuotedBytes));
+        continue;
+      }
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       if (!seen_document && line[line.find_first_not_of(" \t")] == '[') {
@@ -177,6 +221,10 @@ class Import {
       } else if (read.record->ttl_at && *read.record->ttl_at < now_) {
         ++counts_.expired;
       } else {
+        if (!batch_keys_.insert(read.record->key).second) {
+          Flush(batch);  // the key's earlier line first
+          batch_keys_.insert(read.record->key);
+        }
         Pending item;
         item.line = counts_.lines;
         item.key = read.record->key;
@@ -244,13 +292,14 @@ class Import {
         case Pending::Outcome::kConflict:
           ++counts_.conflicts;
           Report(fmt::format("line {}: conflict: key \"{}\" is held by {}, not by {}; not imported",
-                             item.line, item.key,
+                             item.line, Printable(item.key, kMaxQuotedBytes),
                              item.holder ? HolderText(*item.holder) : "another aggregate",
                              ToString(item.owner)));
           break;
       }
     }
     batch.clear();
+    batch_keys_.clear();
     if (failure) {
       // Says what was done before the failure; a second run resumes (the import is idempotent).
       PrintSummary(false);
@@ -300,6 +349,7 @@ class Import {
   std::unique_ptr<ReservationStore> store_;
   EpochMillis now_ = 0;
   Counts counts_;
+  std::unordered_set<std::string> batch_keys_;  // the keys of the batch not yet flushed
   ProgressBar* progress_ = nullptr;
 };
 

@@ -32,11 +32,7 @@ const std::string* WrappedString(const json& value) {
 }
 
 // A short rendering of a JSON value for messages.
-std::string Shown(const json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+std::string Shown(const json& value) { return Printable(value.dump(), 60); }
 
 std::string Joined(const std::vector<std::string>& path) {
   std::string text;
@@ -69,7 +65,7 @@ ExportLine ParseExportLine(std::string_view line, const std::vector<std::string>
     std::string why = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> "column 3: ...".
     if (const auto at = why.find("column "); at != std::string::npos) why = why.substr(at);
-    return bad("not a JSON document (" + why + ")");
+    return bad("not a JSON document (" + Printable(why, 200) + ")");
   }
   if (!document.is_object()) return bad("not a JSON object");
 

@@ -95,13 +95,13 @@ int List(const Globals& globals, const ScopeArgs& args) {
                             ? r.owner.id
                             : TenantLabel(r.owner.tenant_id) + "/" + r.owner.id;
     rows.push_back(
-        {r.key, std::string(StateName(r.state)), owner, confirmed ? std::to_string(r.version) : "-",
+        {Printable(r.key), std::string(StateName(r.state)), Printable(owner), confirmed ? std::to_string(r.version) : "-",
          confirmed ? "-" : FormatTime(r.expires_at) + (r.expires_at <= now ? " (expired)" : ""),
-         confirmed ? "-" : holds});
+         confirmed ? "-" : Printable(holds)});
   }
   std::cout << Table(rows, {3});
   if (page.size() == static_cast<std::size_t>(args.limit)) {
-    std::cout << fmt::format("more may follow: add --after \"{}\"\n", page.back().key);
+    std::cout << fmt::format("more may follow: add --after \"{}\"\n", Printable(page.back().key));
   }
   return kExitOk;
 }
