@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "catalog.h"
+#include "support/mongo_test_server.h"
 #include "support/temp_dir.h"
 #include "wow/error.h"
 #include "wow/node.h"
@@ -90,9 +91,25 @@ TEST(OpenStoresTest, SqliteStoresShareAFileWhoseAppendsConfirmTheirKeys) {
   EXPECT_EQ(OpenStores(path, "billing").partitions(), 16) << "another context of the file";
 }
 
-TEST(OpenStoresTest, ABackendThisBuildLacksIsAFailedPreconditionNamingIt) {
-  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "MongoDB",
+TEST(OpenStoresTest, AMongoUriIsOpenedAndCheckedThenRefusedForWantOfAMongoLog) {
+#ifdef WOW_HAVE_MONGO
+  // Nothing listens on port 1: the deployment is unreachable, said as such.
+  EXPECT_TRUE(FailsWith(ErrorCode::kUnavailable, "MongoDB", [] {
+    OpenStores("mongodb://127.0.0.1:1/?replicaSet=rs0&serverSelectionTimeoutMS=200", "shop");
+  }));
+  if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+  testing_support::MongoTestServer server;
+  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "event log",
+                        [&] { OpenStores(server.uri(), "shop"); }));
+  testing_support::MongoTestServer::Options standalone_options;
+  standalone_options.standalone = true;
+  testing_support::MongoTestServer standalone(standalone_options);
+  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "standalone",
+                        [&] { OpenStores(standalone.uri(), "shop"); }));
+#else
+  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "WOW_WITH_MONGO=OFF",
                         [] { OpenStores("mongodb://127.0.0.1:1/?replicaSet=rs0", "shop"); }));
+#endif
   EXPECT_TRUE(FailsWith(ErrorCode::kInvalidArgument, "context",
                         [] { OpenStores("memory:", "Not A Context"); }));
 }
