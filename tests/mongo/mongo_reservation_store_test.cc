@@ -6,8 +6,6 @@
 // own server, so fail points touch no other test.
 #include <gtest/gtest.h>
 
-#include <mongoc/mongoc.h>
-
 #include <thread>
 
 #include "support/mongo_test_deployment.h"
@@ -34,30 +32,14 @@ class MongoReservationStoreTest : public ::testing::Test {
     store_->Find(kScope, "warm-up");  // the collection and its format record, before fail points
   }
   void TearDown() override {
-    if (!uri_.empty()) Command(R"({"configureFailPoint": "failCommand", "mode": "off"})");
+    if (!uri_.empty()) FailPoint(R"("off")", "{}");
   }
 
-  // Runs `json` on `database` ("admin" by default) through a client of its own; the reply.
   std::string Command(const std::string& json, const std::string& database = "admin") {
-    bson_error_t error;
-    std::unique_ptr<mongoc_client_t, decltype(&mongoc_client_destroy)> client(
-        mongoc_client_new(uri_.c_str()), mongoc_client_destroy);
-    bson_t* command = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()),
-                                         static_cast<ssize_t>(json.size()), &error);
-    EXPECT_NE(command, nullptr) << json;
-    bson_t reply;
-    const bool ok = mongoc_client_command_simple(client.get(), database.c_str(), command, nullptr,
-                                                 &reply, &error);
-    bson_destroy(command);
-    char* text = bson_as_relaxed_extended_json(&reply, nullptr);
-    std::string answer = text;
-    bson_free(text);
-    bson_destroy(&reply);
-    EXPECT_TRUE(ok) << json << ": " << error.message;
-    return answer;
+    return testing_support::RunMongoCommand(uri_, json, database);
   }
   void FailPoint(const std::string& mode, const std::string& data) {
-    Command(R"({"configureFailPoint": "failCommand", "mode": )" + mode + R"(, "data": )" + data + "}");
+    testing_support::SetFailPoint(uri_, mode, data);
   }
   std::string Database() const { return Describe(*deployment_).database; }
 

@@ -12,6 +12,9 @@
 
 #include "catalog.h"
 #include "support/temp_dir.h"
+#ifdef WOW_HAVE_MONGO
+#include "support/mongo_test_deployment.h"
+#endif
 #include "wow/command_processor.h"
 #include "wow/store_set.h"
 #include "wow/subscription.h"
@@ -33,6 +36,9 @@ struct RuntimeBackend {
   std::function<std::string(const testing_support::TempDir& dir)> uri;
   // Whether the log's append itself confirms the stream's keys, in its own transaction (SQLite).
   bool append_confirms_keys = false;
+  // Whether the set's reservations are replaced by MongoDB's, on the MongoDB test server (a test
+  // double), in a database of the test's own: MongoDB reservations beside another backend's log.
+  bool mongo_reservations = false;
 };
 
 inline void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << backend.name; }
@@ -45,6 +51,11 @@ inline std::vector<RuntimeBackend> Backends() {
       {"Sqlite",
        [](const testing_support::TempDir& dir) { return "sqlite:" + dir.File("runtime.db"); },
        /*append_confirms_keys=*/true});
+#endif
+#ifdef WOW_HAVE_MONGO
+  backends.push_back({"MemoryLogMongoReservations",
+                      [](const testing_support::TempDir&) { return "memory:"; },
+                      /*append_confirms_keys=*/false, /*mongo_reservations=*/true});
 #endif
   return backends;
 }
@@ -66,6 +77,15 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
     options.clock = clock_;
     options.partitions = 4;
     set_.emplace(OpenStores(GetParam().uri(dir_), std::string(eshop::kContext), options));
+#ifdef WOW_HAVE_MONGO
+    if (GetParam().mongo_reservations) {
+      if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+      set_.emplace(set_->With(nullptr, NewMongoReservationStore(
+                                           testing_support::FreshMongoDeployment(
+                                               testing_support::SharedMongoTestServer().uri()),
+                                           clock_)));
+    }
+#endif
     ASSERT_EQ(set_->appends_confirm_keys(), GetParam().append_confirms_keys);
     stores_ = Stores{set_->log(), set_->reservations(), set_->timers()};
   }

@@ -136,6 +136,30 @@ TEST_P(Runtime, AProcessStoppedBetweenAppendAndConfirmLosesNoKey) {
             eshop::rejections::kNameTaken);
 }
 
+#ifdef WOW_HAVE_MONGO
+TEST_P(Runtime, AConfirmationAMongoFailPointKillsIsAppliedFromTheLog) {
+  if (!GetParam().mongo_reservations) GTEST_SKIP() << "a fail point of the MongoDB test server";
+  Key("warm-up");  // the reservation collection and its format record
+  // The create's reserve passes; its confirmation, and libmongoc's retry of it, meet a closed
+  // connection: the append landed, the confirmation did not.
+  testing_support::SetFailPoint(testing_support::SharedMongoTestServer().uri(),
+                                R"({"skip": 1, "times": 2})",
+                                R"({"failCommands": ["update"], "closeConnection": true})");
+  const CommandResult created =
+      Processor()->Process(Brand("b1"), CommandMessage::Of(CreateBrand{"Contoso"}));
+  ASSERT_EQ(created.kind, CommandResult::Kind::kAccepted);
+  ASSERT_TRUE(Key("contoso"));
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kPending) << "the confirmation was killed";
+
+  EXPECT_EQ(CatchUpReservations(), 1);
+  EXPECT_EQ(Key("contoso")->state, ReservationState::kConfirmed);
+  EXPECT_EQ(Key("contoso")->version, 1);
+  clock_->Advance(kTtl * 10);
+  EXPECT_EQ(Processor()->Process(Brand("b2"), CommandMessage::Of(CreateBrand{"contoso"})).code,
+            eshop::rejections::kNameTaken);
+}
+#endif
+
 TEST_P(Runtime, TheSubscriptionConfirmsAKeyWhoseExpiredPendingWasTheOwners) {
   auto crashing = std::make_shared<StopsBeforeConfirming>(stores_.reservations);
   ASSERT_EQ(Processor(nullptr, crashing)

@@ -1,16 +1,19 @@
 // The MongoDB suites' deployments: the project's MongoDB TEST SERVER (a test double, started once
 // per test binary, in its interleaving mode so that concurrent writes race as on a real server),
 // or the real replica set that WOW_TEST_MONGODB_URI names; a fresh database for each store the
-// tests open, so tests share nothing.
+// tests open, so tests share nothing; and commands sent straight to the server (fail points).
 //
-// Header-only, for test binaries that link wow_mongo. Thread-safety: the functions
+// Header-only, for test binaries that link wow_mongo and libmongoc. Thread-safety: the functions
 // are safe to call from any thread.
 #pragma once
+
+#include <mongoc/mongoc.h>
 
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "support/mongo_test_server.h"
@@ -49,6 +52,39 @@ inline std::shared_ptr<MongoDeployment> FreshMongoDeployment(const std::string& 
                                                              MongoOptions options = {}) {
   options.database = "wow_test_" + NewId().substr(12);
   return OpenMongoDeployment(uri, options);
+}
+
+// Runs `json` (extended JSON) on `database` of `uri` through a client of its own; the reply as
+// libbson's relaxed extended JSON. Throws std::runtime_error, with libmongoc's message, when it
+// fails.
+inline std::string RunMongoCommand(const std::string& uri, const std::string& json,
+                                   const std::string& database = "admin") {
+  mongoc_init();
+  bson_error_t error;
+  std::unique_ptr<mongoc_client_t, decltype(&mongoc_client_destroy)> client(
+      mongoc_client_new(uri.c_str()), mongoc_client_destroy);
+  if (!client) throw std::runtime_error("cannot make a client for " + uri);
+  bson_t* command = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()),
+                                       static_cast<ssize_t>(json.size()), &error);
+  if (command == nullptr) throw std::runtime_error("bad JSON " + json + ": " + error.message);
+  bson_t reply;
+  const bool ok = mongoc_client_command_simple(client.get(), database.c_str(), command, nullptr,
+                                               &reply, &error);
+  bson_destroy(command);
+  char* text = bson_as_relaxed_extended_json(&reply, nullptr);
+  std::string answer = text != nullptr ? text : "";
+  bson_free(text);
+  bson_destroy(&reply);
+  if (!ok) throw std::runtime_error(json + " failed: " + error.message);
+  return answer;
+}
+
+// Sets the failCommand fail point of `uri`'s server: `mode` (R"({"times": 1})", R"("off")") and
+// `data` (extended JSON).
+inline void SetFailPoint(const std::string& uri, const std::string& mode,
+                         const std::string& data = "{}") {
+  RunMongoCommand(uri, R"({"configureFailPoint": "failCommand", "mode": )" + mode +
+                           R"(, "data": )" + data + "}");
 }
 
 }  // namespace wow::testing_support
