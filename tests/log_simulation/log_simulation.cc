@@ -12,7 +12,8 @@
 //
 //   wow_log_simulation [--seeds N] [--first S]    runs seeds S .. S+N-1 (default 1 .. 10000)
 //   wow_log_simulation --seed N                   replays seed N and prints what it did
-//   --defect NAME --expect-caught                 switches a defect on; succeeds when a seed catches it
+//   --defect NAME --expect-caught                 switches a defect on; succeeds when a seed
+//   catches it
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -75,8 +76,8 @@ Outcome RunSeed(std::uint64_t seed, const Defects& defects, bool trace) {
   std::vector<Aggregate> aggregates;
   for (int i = 0; i < 6; ++i) {
     const std::string type = std::string(1, static_cast<char>('a' + i % collection_count));
-    aggregates.push_back({"wow_log__shop__" + type, {"shop", type, "t", "x" + std::to_string(i)},
-                          i % partitions});
+    aggregates.push_back(
+        {"wow_log__shop__" + type, {"shop", type, "t", "x" + std::to_string(i)}, i % partitions});
   }
   const int writers = static_cast<int>(scheduler.Uniform(2, 3));
   Faults faults;
@@ -105,108 +106,123 @@ Outcome RunSeed(std::uint64_t seed, const Defects& defects, bool trace) {
 
   std::vector<int> writer_ids;
   std::size_t request_counter = 0;
+  std::vector<std::vector<int>> node_actors;  // per writer node: one actor, or two sharing its log
   for (int w = 0; w < writers; ++w) {
     auto log = std::shared_ptr<MultiNodeLog>(node("writer" + std::to_string(w)));
-    writer_ids.push_back(scheduler.Spawn([&, log, w] {
-      struct Acked {
-        std::string request_id;
-        Position at;
-        Version version;
-      };
-      std::map<std::size_t, std::vector<Acked>> acked;  // per aggregate
-      const int tail = w + 1;
-      const auto ops = scheduler.Uniform(4, 12);
-      for (std::int64_t op = 0; op < ops; ++op) {
-        try {
-          if (scheduler.Chance(0.25)) {
-            const int p = static_cast<int>(scheduler.Uniform(0, partitions - 1));
-            for (const Entry& e : log->ReadAfter(p, world.Through(tail, p),
-                                                 static_cast<int>(scheduler.Uniform(1, 4)))) {
-              world.Delivered(tail, e);
-            }
-          } else {
-            // A decision: read the aggregate (the log remembers it), then append one to three
-            // streams: the next version, maybe the one after, maybe another aggregate's.
-            std::vector<std::size_t> chosen{
-                static_cast<std::size_t>(scheduler.Uniform(0, static_cast<std::int64_t>(aggregates.size()) - 1))};
-            if (scheduler.Chance(0.3)) {
-              chosen.push_back(static_cast<std::size_t>(
-                  scheduler.Uniform(0, static_cast<std::int64_t>(aggregates.size()) - 1)));
-            }
-            std::vector<Stream> streams;
-            std::vector<std::size_t> of;
-            std::vector<std::optional<Acked>> reused;
-            for (std::size_t a : chosen) {
-              scheduler.Yield();  // the read
-              const auto [version, at] = world.Latest(aggregates[a].collection, aggregates[a].ref);
-              if (version > 0) log->Remember(aggregates[a].collection, aggregates[a].ref, version, at);
-              const int count = scheduler.Chance(0.4) ? 2 : 1;
-              for (int k = 1; k <= count; ++k) {
-                Stream s;
-                s.ref = aggregates[a].ref;
-                s.version = version + k;
-                s.events = {{"happened", "{}"}};
-                s.time = scheduler.Now();
-                std::optional<Acked> again;
-                if (!acked[a].empty() && scheduler.Chance(0.1)) again = acked[a].back();
-                s.request_id = again ? again->request_id : "r" + std::to_string(++request_counter);
-                streams.push_back(std::move(s));
-                of.push_back(a);
-                reused.push_back(again);
+    node_actors.emplace_back();
+    const int actors = scheduler.Chance(0.3) ? 2 : 1;
+    for (int actor = 0; actor < actors; ++actor) {
+      const int tail = 1 + w + 10 * actor;
+      node_actors.back().push_back(scheduler.Spawn([&, log, tail] {
+        struct Acked {
+          std::string request_id;
+          Position at;
+          Version version;
+        };
+        std::map<std::size_t, std::vector<Acked>> acked;  // per aggregate
+        const auto ops = scheduler.Uniform(4, 12);
+        for (std::int64_t op = 0; op < ops; ++op) {
+          try {
+            if (scheduler.Chance(0.25)) {
+              const int p = static_cast<int>(scheduler.Uniform(0, partitions - 1));
+              for (const Entry& e : log->ReadAfter(p, world.Through(tail, p),
+                                                   static_cast<int>(scheduler.Uniform(1, 4)))) {
+                world.Delivered(tail, e);
+              }
+            } else {
+              // A decision: read the aggregate (the log remembers it), then append one to three
+              // streams: the next version, maybe the one after, maybe another aggregate's.
+              std::vector<std::size_t> chosen{static_cast<std::size_t>(
+                  scheduler.Uniform(0, static_cast<std::int64_t>(aggregates.size()) - 1))};
+              if (scheduler.Chance(0.3)) {
+                chosen.push_back(static_cast<std::size_t>(
+                    scheduler.Uniform(0, static_cast<std::int64_t>(aggregates.size()) - 1)));
+              }
+              std::vector<Stream> streams;
+              std::vector<std::size_t> of;
+              std::vector<std::optional<Acked>> reused;
+              for (std::size_t a : chosen) {
+                scheduler.Yield();  // the read
+                const auto [version, at] =
+                    world.Latest(aggregates[a].collection, aggregates[a].ref);
+                if (version > 0)
+                  log->Remember(aggregates[a].collection, aggregates[a].ref, version, at);
+                const int count = scheduler.Chance(0.4) ? 2 : 1;
+                for (int k = 1; k <= count; ++k) {
+                  Stream s;
+                  s.ref = aggregates[a].ref;
+                  s.version = version + k;
+                  s.events = {{"happened", "{}"}};
+                  s.time = scheduler.Now();
+                  std::optional<Acked> again;
+                  if (!acked[a].empty() && scheduler.Chance(0.1)) again = acked[a].back();
+                  s.request_id =
+                      again ? again->request_id : "r" + std::to_string(++request_counter);
+                  streams.push_back(std::move(s));
+                  of.push_back(a);
+                  reused.push_back(again);
+                }
+              }
+              std::vector<MultiNodeLog::Placed> placed;
+              for (std::size_t i = 0; i < streams.size(); ++i) {
+                placed.push_back(
+                    {&streams[i], aggregates[of[i]].collection, aggregates[of[i]].partition});
+              }
+              const auto results = log->Append(placed);
+              for (std::size_t i = 0; i < results.size(); ++i) {
+                ++totals.appends;
+                if (results[i].kind() == AppendResult::Kind::kUnknown) ++totals.unknown;
+                if (results[i].appended() && !reused[i]) {
+                  world.Acknowledged({results[i].position(), streams[i]});
+                  acked[of[i]].push_back(
+                      {streams[i].request_id, results[i].position(), streams[i].version});
+                }
+                if (reused[i]) {
+                  // A request id used again: the original's place, a conflict or an unknown
+                  // outcome, never a new stream.
+                  const bool original = results[i].kind() == AppendResult::Kind::kDuplicate &&
+                                        results[i].position() == reused[i]->at &&
+                                        results[i].original_version() == reused[i]->version;
+                  world.Check(original || results[i].kind() == AppendResult::Kind::kConflict ||
+                                  results[i].kind() == AppendResult::Kind::kUnknown,
+                              "request " + streams[i].request_id + " used again was answered " +
+                                  std::string(KindName(results[i].kind())) +
+                                  ", not with its original's place");
+                }
               }
             }
-            std::vector<MultiNodeLog::Placed> placed;
-            for (std::size_t i = 0; i < streams.size(); ++i) {
-              placed.push_back({&streams[i], aggregates[of[i]].collection, aggregates[of[i]].partition});
-            }
-            const auto results = log->Append(placed);
-            for (std::size_t i = 0; i < results.size(); ++i) {
-              ++totals.appends;
-              if (results[i].kind() == AppendResult::Kind::kUnknown) ++totals.unknown;
-              if (results[i].appended() && !reused[i]) {
-                world.Acknowledged({results[i].position(), streams[i]});
-                acked[of[i]].push_back({streams[i].request_id, results[i].position(), streams[i].version});
-              }
-              if (reused[i]) {
-                // A request id used again: the original's place, a conflict or an unknown outcome,
-                // never a new stream.
-                const bool original = results[i].kind() == AppendResult::Kind::kDuplicate &&
-                                      results[i].position() == reused[i]->at &&
-                                      results[i].original_version() == reused[i]->version;
-                world.Check(original || results[i].kind() == AppendResult::Kind::kConflict ||
-                                results[i].kind() == AppendResult::Kind::kUnknown,
-                            "request " + streams[i].request_id + " used again was answered " +
-                                std::string(KindName(results[i].kind())) +
-                                ", not with its original's place");
-              }
-            }
+          } catch (const Error&) {
+            // A failed read or reservation: the node goes on, as a command would be retried.
           }
-        } catch (const Error&) {
-          // A failed read or reservation: the node goes on, as a command would be retried.
+          scheduler.Sleep(scheduler.Uniform(0, 50));
         }
-        scheduler.Sleep(scheduler.Uniform(0, 50));
-      }
-      if (scheduler.Chance(0.5)) {
-        try {
-          log->Close();
-        } catch (const Error&) {
+        if (scheduler.Chance(0.5)) {
+          try {
+            log->Close();
+          } catch (const Error&) {
+          }
         }
-      }
-    }));
+      }));
+      writer_ids.push_back(node_actors.back().back());
+    }
   }
 
   // One writer may stop mid-run for good; one may stall past the grace and come back.
   const EpochMillis start = scheduler.Now();
   if (scheduler.Chance(0.4)) {
-    const int victim = writer_ids[static_cast<std::size_t>(scheduler.Uniform(0, writers - 1))];
+    const auto& victim = node_actors[static_cast<std::size_t>(scheduler.Uniform(0, writers - 1))];
     ++totals.stops;
-    scheduler.At(start + scheduler.Uniform(0, 400), [&, victim] { scheduler.Stop(victim); });
+    scheduler.At(start + scheduler.Uniform(0, 400), [&, victim] {
+      for (int actor : victim) scheduler.Stop(actor);
+    });
   }
   if (scheduler.Chance(0.4)) {
-    const int victim = writer_ids[static_cast<std::size_t>(scheduler.Uniform(0, writers - 1))];
+    const auto& victim = node_actors[static_cast<std::size_t>(scheduler.Uniform(0, writers - 1))];
     ++totals.stalls;
     const std::int64_t pause = kStallGraceMs + scheduler.Uniform(500, 3000);
-    scheduler.At(start + scheduler.Uniform(0, 400), [&, victim, pause] { scheduler.Pause(victim, pause); });
+    scheduler.At(start + scheduler.Uniform(0, 400), [&, victim, pause] {
+      for (int actor : victim) scheduler.Pause(actor, pause);
+    });
   }
 
   auto reader = std::shared_ptr<MultiNodeLog>(node("reader"));
@@ -276,11 +292,16 @@ Outcome RunSeed(std::uint64_t seed, const Defects& defects, bool trace) {
 
 std::optional<Defects> DefectNamed(const std::string& name) {
   Defects d;
-  if (name == "tail-steps-over-missing") d.tail_steps_over_missing = true;
-  else if (name == "seal-skips-a-collection") d.seal_skips_a_collection = true;
-  else if (name == "placeholder-overwrites-entry") d.placeholder_overwrites_entry = true;
-  else if (name == "stall-keeps-registry") d.stall_keeps_registry = true;
-  else return std::nullopt;
+  if (name == "tail-steps-over-missing")
+    d.tail_steps_over_missing = true;
+  else if (name == "seal-skips-a-collection")
+    d.seal_skips_a_collection = true;
+  else if (name == "placeholder-overwrites-entry")
+    d.placeholder_overwrites_entry = true;
+  else if (name == "stall-keeps-registry")
+    d.stall_keeps_registry = true;
+  else
+    return std::nullopt;
   return d;
 }
 
@@ -299,11 +320,16 @@ int Main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--seeds") seeds = std::stoull(value());
-    else if (arg == "--first") first = std::stoull(value());
-    else if (arg == "--seed") one = std::stoull(value());
-    else if (arg == "--defect") defect_name = value();
-    else if (arg == "--expect-caught") expect_caught = true;
+    if (arg == "--seeds")
+      seeds = std::stoull(value());
+    else if (arg == "--first")
+      first = std::stoull(value());
+    else if (arg == "--seed")
+      one = std::stoull(value());
+    else if (arg == "--defect")
+      defect_name = value();
+    else if (arg == "--expect-caught")
+      expect_caught = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", arg.c_str());
       return 2;

@@ -15,14 +15,13 @@ Scheduler::~Scheduler() {
 int Scheduler::Spawn(std::function<void()> body) {
   auto actor = std::make_unique<Actor>();
   actor->body = std::move(body);
+  Actor* a = actor.get();  // stable while actors_ grows
   actors_.push_back(std::move(actor));
-  const int id = static_cast<int>(actors_.size()) - 1;
-  actors_.back()->thread = std::thread([this, id] { Enter(id); });
-  return id;
+  a->thread = std::thread([this, a] { Enter(*a); });
+  return static_cast<int>(actors_.size()) - 1;
 }
 
-void Scheduler::Enter(int id) {
-  Actor& actor = *actors_[static_cast<std::size_t>(id)];
+void Scheduler::Enter(Actor& actor) {
   actor.turn.acquire();
   if (!unwinding_) {
     try {
@@ -78,9 +77,10 @@ bool Scheduler::Run(EpochMillis deadline) {
   for (;;) {
     // Events that are due, in time order.
     for (;;) {
-      auto due = std::min_element(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
-        return a.at != b.at ? a.at < b.at : a.order < b.order;
-      });
+      auto due =
+          std::min_element(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+            return a.at != b.at ? a.at < b.at : a.order < b.order;
+          });
       if (due == events_.end() || due->at > now_) break;
       auto run = std::move(due->run);
       events_.erase(due);
@@ -92,8 +92,10 @@ bool Scheduler::Run(EpochMillis deadline) {
     for (std::size_t i = 0; i < actors_.size(); ++i) {
       const Actor& a = *actors_[i];
       if (a.done || a.stopped) continue;
-      if (a.wake_at <= now_) awake.push_back(static_cast<int>(i));
-      else if (next_wake < 0 || a.wake_at < next_wake) next_wake = a.wake_at;
+      if (a.wake_at <= now_)
+        awake.push_back(static_cast<int>(i));
+      else if (next_wake < 0 || a.wake_at < next_wake)
+        next_wake = a.wake_at;
     }
     if (awake.empty()) {
       EpochMillis next_event = -1;
@@ -105,7 +107,8 @@ bool Scheduler::Run(EpochMillis deadline) {
       if (to < 0 || (next_event >= 0 && next_event < to)) to = next_event;
       now_ = std::max(now_, to);
     } else {
-      current_ = awake[static_cast<std::size_t>(Uniform(0, static_cast<std::int64_t>(awake.size()) - 1))];
+      current_ =
+          awake[static_cast<std::size_t>(Uniform(0, static_cast<std::int64_t>(awake.size()) - 1))];
       actors_[static_cast<std::size_t>(current_)]->turn.release();
       scheduler_turn_.acquire();
       now_ += Uniform(0, 4);

@@ -76,8 +76,8 @@ class Scheduler {
   };
   class Unwind {};  // thrown in a stopped actor to end its thread; no std::exception
 
-  void Enter(int id);  // the actor's thread body
-  void HandBack();     // from the running actor to the scheduler, then waits for its turn
+  void Enter(Actor& actor);  // the actor's thread body
+  void HandBack();           // from the running actor to the scheduler, then waits for its turn
 
   std::mt19937_64 random_;
   EpochMillis now_ = 1'800'000'000'000;

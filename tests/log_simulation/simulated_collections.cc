@@ -49,7 +49,8 @@ WriteStatus World::Apply(const std::string& name, const LogDoc& doc) {
       }
     }
     for (const auto& [tail, through] : through_) {
-      if (auto it = through.find(doc.partition); it != through.end() && it->second >= doc.sequence) {
+      if (auto it = through.find(doc.partition);
+          it != through.end() && it->second >= doc.sequence) {
         Violation("a stream landed at " + Where(doc.partition, doc.sequence) + " behind tail " +
                   std::to_string(tail) + ", which delivered up to " + std::to_string(it->second));
       }
@@ -78,9 +79,8 @@ void World::Delivered(int tail, const Entry& entry) {
               Where(p, through));
     return;
   }
-  for (auto it = landed_.upper_bound({p, through}); it != landed_.end() && it->first.first == p &&
-                                                     it->first.second < s;
-       ++it) {
+  for (auto it = landed_.upper_bound({p, through});
+       it != landed_.end() && it->first.first == p && it->first.second < s; ++it) {
     Violation("tail " + std::to_string(tail) + " stepped over the stream landed at " +
               Where(p, it->first.second) + " to deliver " + Where(p, s));
   }
@@ -134,7 +134,8 @@ std::string World::Describe(int partition, Sequence from, Sequence to) const {
       out += " " + std::to_string(doc.sequence);
       if (doc.last != doc.sequence) out += ".." + std::to_string(doc.last);
       out += doc.entry() ? "=" + doc.stream.ref.id + "v" + std::to_string(doc.stream.version)
-             : doc.kind == LogDoc::Kind::kOwnPlaceholder ? "(own)" : "(seal)";
+             : doc.kind == LogDoc::Kind::kOwnPlaceholder ? "(own)"
+                                                         : "(seal)";
     }
     out += "\n";
   }
@@ -261,7 +262,8 @@ std::vector<WriteStatus> SimulatedCollections::Insert(const std::string& collect
     case Fate::kNever:
       Unknown("an insert never applied");
     case Fate::kLate:
-      scheduler_.At(scheduler_.Now() + scheduler_.Uniform(1, faults_.late_ms), [apply] { apply(); });
+      scheduler_.At(scheduler_.Now() + scheduler_.Uniform(1, faults_.late_ms),
+                    [apply] { apply(); });
       Unknown("an insert timed out; it lands later");
   }
   return {};
@@ -280,7 +282,8 @@ mongo_log::LogLayer::TailRead SimulatedCollections::ReadTail(
       auto before = std::prev(it);
       if (before->first.first == partition && before->second.last > after) it = before;
     }
-    for (; it != held.end() && it->first.first == partition && static_cast<int>(docs.size()) < limit;
+    for (;
+         it != held.end() && it->first.first == partition && static_cast<int>(docs.size()) < limit;
          ++it) {
       docs.push_back(it->second);
     }

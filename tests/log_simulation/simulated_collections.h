@@ -86,7 +86,8 @@ class World {
   std::map<int, Counter> counters_;
   std::map<std::pair<int, Sequence>, Landed> landed_;
   std::map<int, std::map<int, Sequence>> through_;  // tail -> partition -> sequence
-  std::map<int, std::map<std::string, Version>> delivered_versions_;  // tail -> aggregate -> version
+  std::map<int, std::map<std::string, Version>>
+      delivered_versions_;  // tail -> aggregate -> version
   std::vector<Entry> acknowledged_;
   std::vector<std::string> violations_;
 };

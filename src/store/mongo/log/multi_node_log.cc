@@ -38,8 +38,8 @@ AppendResult MultiNodeLog::DuplicateOf(const std::string& collection, const Stre
     }
     return AppendResult::Unknown("the request id is taken, but no entry of it was found");
   } catch (const Error& e) {
-    return AppendResult::Unknown(std::string("the request id is taken; reading its entry failed: ") +
-                                 e.what());
+    return AppendResult::Unknown(
+        std::string("the request id is taken; reading its entry failed: ") + e.what());
   }
 }
 
@@ -74,8 +74,8 @@ std::vector<std::string> MultiNodeLog::KnownCollections() const {
   return known_;
 }
 
-void MultiNodeLog::Remember(const std::string& collection, const AggregateRef& ref,
-                            Version version, Sequence sequence) {
+void MultiNodeLog::Remember(const std::string& collection, const AggregateRef& ref, Version version,
+                            Sequence sequence) {
   std::lock_guard lock(mu_);
   if (last_seen_.size() >= kMaxRemembered) last_seen_.clear();
   auto& seen = last_seen_[AggregateKey(collection, ref)];
@@ -86,11 +86,10 @@ void MultiNodeLog::AddBlock(int partition, const Block& block, const std::string
   std::lock_guard lock(mu_);
   auto& blocks = partitions_[partition].blocks;
   OwnBlock own{block.first, block.last, block.first, 0, collection};
-  blocks.insert(std::upper_bound(blocks.begin(), blocks.end(), own,
-                                 [](const OwnBlock& a, const OwnBlock& b) {
-                                   return a.first < b.first;
-                                 }),
-                own);
+  blocks.insert(
+      std::upper_bound(blocks.begin(), blocks.end(), own,
+                       [](const OwnBlock& a, const OwnBlock& b) { return a.first < b.first; }),
+      own);
 }
 
 Sequence MultiNodeLog::AllocateLocked(int partition, Sequence floor, const std::string& collection,
@@ -309,7 +308,8 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
           if (round == 0) throw;  // nothing is in the log: the caller may retry the call
           placeholders.clear();
           for (std::size_t j : todo) {
-            results[j] = AppendResult::Unknown("reserving sequences failed after a sealed position");
+            results[j] =
+                AppendResult::Unknown("reserving sequences failed after a sealed position");
           }
           reserve_failed = true;
           break;
@@ -489,9 +489,12 @@ std::vector<Entry> MultiNodeLog::ReadAfter(int partition, Sequence after, int li
       const LogDoc* seal = nullptr;
       if (auto it = at.find(s); it != at.end()) {
         for (const LogDoc* doc : it->second) {
-          if (doc->entry()) entry = doc;
-          else if (doc->kind == LogDoc::Kind::kOwnPlaceholder) own = doc;
-          else seal = doc;
+          if (doc->entry())
+            entry = doc;
+          else if (doc->kind == LogDoc::Kind::kOwnPlaceholder)
+            own = doc;
+          else
+            seal = doc;
         }
       }
       const bool placeholder_wins =

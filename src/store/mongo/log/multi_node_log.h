@@ -86,8 +86,8 @@ class MultiNodeLog {
   struct OwnBlock {
     Sequence first = 0;
     Sequence last = 0;
-    Sequence next = 0;     // first sequence not allocated
-    int outstanding = 0;   // allocated writes not settled yet
+    Sequence next = 0;       // first sequence not allocated
+    int outstanding = 0;     // allocated writes not settled yet
     std::string collection;  // where its given-up ranges are written
   };
   struct Stall {
