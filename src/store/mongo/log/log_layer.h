@@ -26,22 +26,22 @@ namespace wow::mongo_log {
 
 // One document of an aggregate collection.
 //   kEntry:            a stream, at `sequence`.
-//   kOwnPlaceholder:   written by the node that allocated the sequences [sequence, last] and will
-//                      not write a stream there (its write failed, or it gave the range up).
+//   kOwnPlaceholder:   written by the node that allocated `sequence` and will not write a stream
+//                      there (its write failed, or it gave the sequence up).
 //   kSealPlaceholder:  written by a node sealing another node's block, at one sequence, in every
 //                      registered collection; final once the block has left the counter.
-// Placeholders have no aggregate, version or request: the version and request keys skip them.
+// Each document holds one sequence, so a tail reads by position alone. Placeholders have no
+// aggregate, version or request: the version and request keys skip them.
 struct LogDoc {
   enum class Kind { kEntry, kOwnPlaceholder, kSealPlaceholder };
   Kind kind = Kind::kEntry;
   int partition = 0;
   Sequence sequence = 0;
-  Sequence last = 0;  // == sequence, except a closed range's own placeholder
-  Stream stream;      // kEntry only
+  Stream stream;  // kEntry only
 
   bool entry() const { return kind == Kind::kEntry; }
   static LogDoc Entry(int partition, Sequence sequence, Stream stream);
-  static LogDoc Own(int partition, Sequence first, Sequence last);
+  static LogDoc Own(int partition, Sequence sequence);
   static LogDoc Seal(int partition, Sequence sequence);
 };
 
@@ -106,8 +106,8 @@ class LogLayer {
                                           const std::vector<LogDoc>& docs, bool ordered) = 0;
 
   // One read of the tail: the counter of `partition` first, then from each of `collections` its
-  // first `limit` documents (entries and placeholders) whose `last` is after `after`, in
-  // sequence order. `docs[i]` are the documents of `collections[i]`.
+  // first `limit` documents (entries and placeholders) after sequence `after`, in sequence order.
+  // `docs[i]` are the documents of `collections[i]`.
   struct TailRead {
     Counter counter;
     std::vector<std::vector<LogDoc>> docs;

@@ -44,15 +44,15 @@ AppendResult MultiNodeLog::DuplicateOf(const std::string& collection, const Stre
 }
 
 LogDoc LogDoc::Entry(int partition, Sequence sequence, Stream stream) {
-  return {Kind::kEntry, partition, sequence, sequence, std::move(stream)};
+  return {Kind::kEntry, partition, sequence, std::move(stream)};
 }
 
-LogDoc LogDoc::Own(int partition, Sequence first, Sequence last) {
-  return {Kind::kOwnPlaceholder, partition, first, last, {}};
+LogDoc LogDoc::Own(int partition, Sequence sequence) {
+  return {Kind::kOwnPlaceholder, partition, sequence, {}};
 }
 
 LogDoc LogDoc::Seal(int partition, Sequence sequence) {
-  return {Kind::kSealPlaceholder, partition, sequence, sequence, {}};
+  return {Kind::kSealPlaceholder, partition, sequence, {}};
 }
 
 const Block* Counter::BlockOf(Sequence s) const {
@@ -99,16 +99,21 @@ Sequence MultiNodeLog::AllocateLocked(int partition, Sequence floor, const std::
     if (block.next <= floor) {
       // The aggregate's previous stream is past this block's next sequence: the sequences up to
       // it are given up, so its streams stay in version order.
-      const Sequence to = std::min(floor, block.last);
-      give_up.push_back({collection, LogDoc::Own(partition, block.next, to)});
-      ++block.outstanding;
-      block.next = to + 1;
+      GiveUpLocked(partition, block, std::min(floor, block.last), collection, give_up);
       if (block.next > block.last) continue;
     }
     ++block.outstanding;
     return block.next++;
   }
   return 0;
+}
+
+void MultiNodeLog::GiveUpLocked(int partition, OwnBlock& block, Sequence to,
+                                const std::string& collection, std::vector<Pending>& give_up) {
+  for (; block.next <= to; ++block.next) {
+    give_up.push_back({collection, LogDoc::Own(partition, block.next)});
+    ++block.outstanding;
+  }
 }
 
 void MultiNodeLog::SettleLocked(int partition, Sequence s, std::vector<Sequence>& removable) {
@@ -302,7 +307,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
           for (std::size_t j : todo) {
             if (at[j] == 0) continue;
             placeholders.push_back(
-                {streams[j].collection, LogDoc::Own(streams[j].partition, at[j], at[j])});
+                {streams[j].collection, LogDoc::Own(streams[j].partition, at[j])});
           }
           WritePlaceholders(std::move(placeholders));
           if (round == 0) throw;  // nothing is in the log: the caller may retry the call
@@ -340,7 +345,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
         // placeholder, which a stream that landed keeps out.
         for (std::size_t i : members) {
           results[i] = AppendResult::Unknown(e.what());
-          placeholders.push_back({collection, LogDoc::Own(streams[i].partition, at[i], at[i])});
+          placeholders.push_back({collection, LogDoc::Own(streams[i].partition, at[i])});
         }
         continue;
       }
@@ -360,7 +365,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
             DropBlockOf(partition, at[i]);  // sealed by another node: a new sequence next round
             break;
           case WriteStatus::kNotAttempted:
-            placeholders.push_back({collection, LogDoc::Own(partition, at[i], at[i])});
+            placeholders.push_back({collection, LogDoc::Own(partition, at[i])});
             break;
           case WriteStatus::kVersionTaken:
           case WriteStatus::kRequestTaken:
@@ -372,7 +377,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
             } else {
               results[i] = DuplicateOf(collection, stream);
             }
-            placeholders.push_back({collection, LogDoc::Own(partition, at[i], at[i])});
+            placeholders.push_back({collection, LogDoc::Own(partition, at[i])});
             break;
           }
         }
@@ -415,11 +420,7 @@ void MultiNodeLog::ResolveOwn(int partition, const Block& block, Sequence missin
     for (OwnBlock& own : state.blocks) {
       if (own.first != block.first) continue;
       known_here = true;
-      if (missing >= own.next && own.next <= own.last) {
-        give_up.push_back({own.collection, LogDoc::Own(partition, own.next, own.last)});
-        ++own.outstanding;
-        own.next = own.last + 1;
-      }
+      if (missing >= own.next) GiveUpLocked(partition, own, own.last, own.collection, give_up);
     }
   }
   if (!known_here) {
@@ -471,9 +472,9 @@ std::vector<Entry> MultiNodeLog::ReadAfter(int partition, Sequence after, int li
     std::map<Sequence, std::vector<const LogDoc*>> at;
     for (const auto& docs : read.docs) {
       if (static_cast<int>(docs.size()) >= read_limit) {
-        horizon = std::min(horizon, docs.back().last);
+        horizon = std::min(horizon, docs.back().sequence);
       }
-      for (const LogDoc& doc : docs) at[std::max(doc.sequence, cursor + 1)].push_back(&doc);
+      for (const LogDoc& doc : docs) at[doc.sequence].push_back(&doc);
     }
 
     enum class Next { kDone, kReadOn, kReadAgain } next = Next::kDone;
@@ -505,8 +506,7 @@ std::vector<Entry> MultiNodeLog::ReadAfter(int partition, Sequence after, int li
         continue;
       }
       if (own != nullptr) {
-        cursor = std::min(own->last, horizon);
-        s = cursor + 1;
+        cursor = s++;
         continue;
       }
       const Block* open = read.counter.BlockOf(s);
@@ -563,17 +563,12 @@ std::vector<Entry> MultiNodeLog::ReadAfter(int partition, Sequence after, int li
 
 void MultiNodeLog::Close() {
   RetryPending();
-  std::map<int, std::vector<Sequence>> firsts;
   std::vector<Pending> give_up;
   {
     std::lock_guard lock(mu_);
     for (auto& [partition, state] : partitions_) {
       for (OwnBlock& own : state.blocks) {
-        if (own.next <= own.last) {
-          give_up.push_back({own.collection, LogDoc::Own(partition, own.next, own.last)});
-          ++own.outstanding;
-          own.next = own.last + 1;
-        }
+        GiveUpLocked(partition, own, own.last, own.collection, give_up);
       }
     }
   }

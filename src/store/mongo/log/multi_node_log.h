@@ -88,7 +88,7 @@ class MultiNodeLog {
     Sequence last = 0;
     Sequence next = 0;       // first sequence not allocated
     int outstanding = 0;     // allocated writes not settled yet
-    std::string collection;  // where its given-up ranges are written
+    std::string collection;  // where its given-up sequences are written
   };
   struct Stall {
     Sequence sequence = 0;
@@ -105,9 +105,12 @@ class MultiNodeLog {
   };
 
   // Under mu_: a sequence after `floor` from this node's blocks of `partition`, or 0 when none is
-  // left; a range given up to pass `floor` is added to `give_up`.
+  // left; the sequences given up to pass `floor` are added to `give_up`.
   Sequence AllocateLocked(int partition, Sequence floor, const std::string& collection,
                           std::vector<Pending>& give_up);
+  // Under mu_: gives up `block`'s sequences from its next to `to`, an own placeholder each.
+  void GiveUpLocked(int partition, OwnBlock& block, Sequence to, const std::string& collection,
+                    std::vector<Pending>& give_up);
   void AddBlock(int partition, const Block& block, const std::string& collection);
   // Settles sequence `s` (its write or placeholder is in); queues the block's removal when done.
   void SettleLocked(int partition, Sequence s, std::vector<Sequence>& removable);
