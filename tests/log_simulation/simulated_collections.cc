@@ -41,7 +41,7 @@ WriteStatus World::Apply(const std::string& name, const LogDoc& doc) {
     for (const auto& [other_name, other] : collections_) {
       for (const auto& [at, held] : other.docs) {
         if (at.first != doc.partition || held.entry()) continue;
-        if (held.sequence > doc.sequence || doc.sequence > held.last) continue;
+        if (held.sequence != doc.sequence) continue;
         if (held.kind == LogDoc::Kind::kOwnPlaceholder || sealed) {
           Violation("a stream landed at " + Where(doc.partition, doc.sequence) + " in " + name +
                     ", a position a placeholder holds in " + other_name);
@@ -59,11 +59,9 @@ WriteStatus World::Apply(const std::string& name, const LogDoc& doc) {
     collection.requests[request] = doc.sequence;
     landed_[position] = {name, s};
   } else if (doc.kind == LogDoc::Kind::kOwnPlaceholder) {
-    for (Sequence t = doc.sequence; t <= doc.last; ++t) {
-      if (auto it = landed_.find({doc.partition, t}); it != landed_.end()) {
-        Violation("an own placeholder in " + name + " covers the stream landed at " +
-                  Where(doc.partition, t) + " in " + it->second.collection);
-      }
+    if (auto it = landed_.find(position); it != landed_.end()) {
+      Violation("an own placeholder in " + name + " holds the sequence of the stream landed at " +
+                Where(doc.partition, doc.sequence) + " in " + it->second.collection);
     }
   }
   collection.docs.emplace(position, doc);
@@ -130,9 +128,8 @@ std::string World::Describe(int partition, Sequence from, Sequence to) const {
   for (const auto& [name, collection] : collections_) {
     out += "  " + name + (registry_.contains(name) ? "" : " (unregistered)") + ":";
     for (const auto& [at, doc] : collection.docs) {
-      if (at.first != partition || doc.last < from || doc.sequence > to) continue;
+      if (at.first != partition || doc.sequence < from || doc.sequence > to) continue;
       out += " " + std::to_string(doc.sequence);
-      if (doc.last != doc.sequence) out += ".." + std::to_string(doc.last);
       out += doc.entry() ? "=" + doc.stream.ref.id + "v" + std::to_string(doc.stream.version)
              : doc.kind == LogDoc::Kind::kOwnPlaceholder ? "(own)"
                                                          : "(seal)";
@@ -277,12 +274,7 @@ mongo_log::LogLayer::TailRead SimulatedCollections::ReadTail(
     scheduler_.Yield();  // one aggregation, but not one snapshot: others act between its stages
     std::vector<LogDoc> docs;
     const auto& held = world_.collections_[name].docs;
-    auto it = held.lower_bound({partition, after + 1});
-    if (it != held.begin()) {
-      auto before = std::prev(it);
-      if (before->first.first == partition && before->second.last > after) it = before;
-    }
-    for (;
+    for (auto it = held.lower_bound({partition, after + 1});
          it != held.end() && it->first.first == partition && static_cast<int>(docs.size()) < limit;
          ++it) {
       docs.push_back(it->second);

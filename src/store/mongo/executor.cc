@@ -118,6 +118,7 @@ std::vector<Bson> Executor::Find(const FindCommand& command, std::string_view wh
   Bson opts = ReadOptions();
   if (command.sort) AppendDocument(opts.get(), "sort", *command.sort);
   if (command.limit > 0) AppendInt64(opts.get(), "limit", command.limit);
+  if (command.projection) AppendDocument(opts.get(), "projection", *command.projection);
   Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(), opts.get(),
                                                  nullptr));
   std::vector<Bson> documents;

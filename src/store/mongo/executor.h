@@ -36,12 +36,13 @@ struct DeleteCommand {
 };
 
 // One find: the documents matching `filter`, in `sort` order (null: natural), at most `limit`
-// (0: all).
+// (0: all), with the fields `projection` keeps (null: all).
 struct FindCommand {
   std::string collection;
   Bson filter;
   Bson sort;
   std::int64_t limit = 0;
+  Bson projection;
 };
 
 // What a write did; `duplicate` is set (and the counts zero) when a unique index refused it.

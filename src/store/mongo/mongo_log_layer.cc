@@ -48,7 +48,7 @@ void MongoLogLayer::RemoveBlock(int partition, Sequence first) {
 }
 
 mongo_log::Counter MongoLogLayer::ReadCounter(int partition) {
-  FindCommand query{counters_, PartitionFilter(partition), nullptr, 1};
+  FindCommand query{counters_, PartitionFilter(partition), nullptr, 1, nullptr};
   std::vector<Bson> found = executor_.Find(query, "reading " + counters_);
   if (found.empty()) {
     throw Error(ErrorCode::kFailedPrecondition,

@@ -43,6 +43,19 @@ AppendResult MultiNodeLog::DuplicateOf(const std::string& collection, const Stre
   }
 }
 
+AppendResult MultiNodeLog::ConflictOrDuplicate(const std::string& collection,
+                                               const Stream& stream) {
+  // A used request id is reported before a taken version: the command was already decided.
+  try {
+    if (auto original = layer_.FindRequest(collection, stream.ref.tenant_id, stream.request_id)) {
+      return AppendResult::Duplicate(original->position, original->stream.version);
+    }
+  } catch (const Error&) {
+    // A conflict is safe to answer: the caller loads the aggregate again and meets the request.
+  }
+  return AppendResult::Conflict();
+}
+
 LogDoc LogDoc::Entry(int partition, Sequence sequence, Stream stream) {
   return {Kind::kEntry, partition, sequence, std::move(stream)};
 }
@@ -247,7 +260,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
       if (auto it = last_seen_.find(key); it != last_seen_.end()) seen = it->second;
     }
     if (seen && seen->first >= stream.version) {
-      results[i] = AppendResult::Conflict();
+      results[i] = ConflictOrDuplicate(streams[i].collection, stream);
     } else if (stream.version == 1) {
       floor[i] = 0;
     } else if (seen && seen->first == stream.version - 1) {
@@ -257,10 +270,14 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
       floor[i] = *at;
       Remember(streams[i].collection, stream.ref, stream.version - 1, *at);
     } else {
-      results[i] = AppendResult::Conflict();  // its previous version is not in the log
+      // Its previous version is not in the log.
+      results[i] = ConflictOrDuplicate(streams[i].collection, stream);
     }
   }
-  for (const Placed& placed : streams) EnsureRegistered(placed.collection);
+  // A collection is registered before its first entry, and only for a stream that may be one.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!results[i]) EnsureRegistered(streams[i].collection);
+  }
 
   std::vector<Sequence> at(n, 0);
   std::vector<Pending> placeholders;
@@ -371,7 +388,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
           case WriteStatus::kRequestTaken:
           case WriteStatus::kRefused: {
             if (statuses[k] == WriteStatus::kVersionTaken) {
-              results[i] = AppendResult::Conflict();
+              results[i] = ConflictOrDuplicate(collection, stream);
             } else if (statuses[k] == WriteStatus::kRefused) {
               results[i] = AppendResult::Refused("the store refused the stream's document");
             } else {

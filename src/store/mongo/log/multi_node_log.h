@@ -117,6 +117,9 @@ class MultiNodeLog {
   void DropBlockOf(int partition, Sequence s);
   void RemoveBlocks(int partition, const std::vector<Sequence>& firsts);
   void EnsureRegistered(const std::string& collection);
+  // The outcome for `stream`, whose version is taken or does not follow its aggregate's: a
+  // duplicate when its request id is taken, else a conflict.
+  AppendResult ConflictOrDuplicate(const std::string& collection, const Stream& stream);
   // The outcome for `stream`, whose request id is taken: where the original is.
   AppendResult DuplicateOf(const std::string& collection, const Stream& stream);
   void WritePlaceholders(std::vector<Pending> placeholders);
