@@ -285,6 +285,7 @@ mongo_log::LogLayer::TailRead SimulatedCollections::ReadTail(
 }
 
 std::optional<Sequence> SimulatedCollections::FindVersion(const std::string& collection,
+                                                          int /*partition*/,
                                                           const std::string& tenant_id,
                                                           const std::string& id, Version version) {
   Read();

@@ -109,8 +109,9 @@ class SimulatedCollections final : public mongo_log::LogLayer {
                                   bool ordered) override;
   TailRead ReadTail(int partition, Sequence after, const std::vector<std::string>& collections,
                     int limit) override;
-  std::optional<Sequence> FindVersion(const std::string& collection, const std::string& tenant_id,
-                                      const std::string& id, Version version) override;
+  std::optional<Sequence> FindVersion(const std::string& collection, int partition,
+                                      const std::string& tenant_id, const std::string& id,
+                                      Version version) override;
   std::optional<Entry> FindRequest(const std::string& collection, const std::string& tenant_id,
                                    const std::string& request_id) override;
 

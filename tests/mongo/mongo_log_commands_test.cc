@@ -65,16 +65,26 @@ TEST(LogCommands, AStoredDocumentReadsBackAsItWasAndAnotherLayoutIsDataLoss) {
   }
 }
 
-TEST(LogCommands, TheVersionAndRequestKeysArePartialOnEntries) {
-  const std::string indexes = Json(LogIndexesCommand("wow_log__shop__brand"));
-  for (const char* index :
-       {R"({"name": "position", "key": {"partition": 1, "sequence": 1}, "unique": true})",
-        R"({"name": "version", "key": {"tenant_id": 1, "id": 1, "version": 1}, "unique": true,
-            "partialFilterExpression": {"kind": "entry"}})",
-        R"({"name": "request", "key": {"tenant_id": 1, "request_id": 1}, "unique": true,
-            "partialFilterExpression": {"kind": "entry"}})"}) {
-    EXPECT_NE(indexes.find(Canonical(index)), std::string::npos) << indexes;
+TEST(LogCommands, TheVersionAndRequestKeysArePartialOnEntriesAndStartWithTheShardKeyWhenSharded) {
+  const std::string replica_set = Json(LogIndexesCommand("wow_log__shop__brand", false));
+  const std::string sharded = Json(LogIndexesCommand("wow_log__shop__brand", true));
+  for (const std::string* indexes : {&replica_set, &sharded}) {
+    for (const char* index :
+         {R"({"name": "position", "key": {"partition": 1, "sequence": 1}, "unique": true})",
+          R"({"name": "version", "key": {"partition": 1, "tenant_id": 1, "id": 1, "version": 1},
+              "unique": true, "partialFilterExpression": {"kind": "entry"}})"}) {
+      EXPECT_NE(indexes->find(Canonical(index)), std::string::npos) << *indexes;
+    }
   }
+  EXPECT_NE(replica_set.find(Canonical(R"({"name": "request", "key": {"tenant_id": 1,
+      "request_id": 1}, "unique": true, "partialFilterExpression": {"kind": "entry"}})")),
+            std::string::npos)
+      << replica_set;
+  EXPECT_NE(sharded.find(Canonical(R"({"name": "request", "key": {"partition": 1,
+      "tenant_id": 1, "request_id": 1}, "unique": true,
+      "partialFilterExpression": {"kind": "entry"}})")),
+            std::string::npos)
+      << sharded;
 }
 
 TEST(LogCommands, ABlockIsAppendedFromTheCountersNextInOneUpdate) {

@@ -88,8 +88,8 @@ TEST_F(MongoLogLayerTest, TheUniqueKeysTellAPositionAVersionAndARequestApart) {
       layer_->Insert(a_, {LogDoc::Own(0, 2), LogDoc::Entry(0, 5, StreamOf("brand", "y", 1, "r5"))},
                      false),
       (std::vector{WriteStatus::kPositionTaken, WriteStatus::kWritten}));
-  EXPECT_EQ(layer_->FindVersion(a_, "t", "y", 1), 5);
-  EXPECT_EQ(layer_->FindVersion(a_, "t", "y", 2), std::nullopt);
+  EXPECT_EQ(layer_->FindVersion(a_, 0, "t", "y", 1), 5);
+  EXPECT_EQ(layer_->FindVersion(a_, 0, "t", "y", 2), std::nullopt);
   const auto original = layer_->FindRequest(a_, "t", "r1");
   ASSERT_TRUE(original);
   EXPECT_EQ(original->position, (Position{0, 1}));
@@ -198,7 +198,7 @@ TEST_F(MongoLogLayerTest, ThreeNodesAppendWhileAcknowledgementsDropAndAFourthTai
         Version version = 1;
         for (Version v = 1;; ++v) {
           try {
-            auto at = writers[w].layer->FindVersion(collection, "t", id, v);
+            auto at = writers[w].layer->FindVersion(collection, i % 2, "t", id, v);
             if (!at) break;
             writers[w].log->Remember(collection, {kContext, aggregate, "t", id}, v, *at);
             version = v + 1;

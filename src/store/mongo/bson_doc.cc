@@ -18,9 +18,9 @@ Bson BsonFromJson(std::string_view json) {
   bson_t* doc = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()),
                                    static_cast<ssize_t>(json.size()), &error);
   if (doc == nullptr) {
-    throw Error(ErrorCode::kInternal,
-                "extended JSON does not parse (" + std::string(error.message) + "): " +
-                    std::string(json.substr(0, 200)));
+    throw Error(ErrorCode::kInternal, "extended JSON does not parse (" +
+                                          std::string(error.message) +
+                                          "): " + std::string(json.substr(0, 200)));
   }
   return Bson(doc);
 }

@@ -9,10 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace wow::mongo {
 

@@ -43,26 +43,28 @@ Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& s
 }
 
 int Collections::RecordedFormat(const std::string& name) {
-  std::vector<Bson> records = executor_.Find(FormatRecordQuery(name), "reading the format record of " + name);
+  std::vector<Bson> records =
+      executor_.Find(FormatRecordQuery(name), "reading the format record of " + name);
   if (records.empty()) return -1;
   const auto format = FindInteger(*records.front(), "format");
   if (!format) {
     throw Error(ErrorCode::kDataLoss, "MongoDB: the format record of " + name + " in " +
-                                          kCollectionsRegistry + " has no format: " +
-                                          ToJson(*records.front()));
+                                          kCollectionsRegistry +
+                                          " has no format: " + ToJson(*records.front()));
   }
   return static_cast<int>(*format);
 }
 
 void Collections::Create(const CollectionSpec& spec) {
   const std::string what = "creating collection " + spec.name;
-  Executor::CommandOutcome created = executor_.TryCommand(*CreateCollectionCommand(spec.name), true);
+  Executor::CommandOutcome created =
+      executor_.TryCommand(*CreateCollectionCommand(spec.name), true);
   if (created.failure && created.failure->code != kNamespaceExists) {
     throw ToError(*created.failure, what);
   }
   if (shard_ && spec.shard_key) {
-    Executor::CommandOutcome sharded = executor_.TryCommand(
-        *ShardCollectionCommand(executor_.database(), spec), true, "admin");
+    Executor::CommandOutcome sharded =
+        executor_.TryCommand(*ShardCollectionCommand(executor_.database(), spec), true, "admin");
     if (sharded.failure && sharded.failure->code != kAlreadyInitialized) {
       throw ToError(*sharded.failure, "sharding collection " + spec.name);
     }
@@ -82,7 +84,8 @@ void Collections::Ensure(const CollectionSpec& spec) {
     if (ddl_ == MongoOptions::Ddl::kNone) {
       throw Error(ErrorCode::kFailedPrecondition,
                   "MongoDB: collection " + spec.name + " has no format record in " +
-                      kCollectionsRegistry + " and the stores were opened with Ddl::kNone; "
+                      kCollectionsRegistry +
+                      " and the stores were opened with Ddl::kNone; "
                       "create it (open once with Ddl::kAuto) or check the database name");
     }
     Create(spec);

@@ -20,12 +20,12 @@ namespace wow::mongo {
 inline constexpr const char* kCollectionsRegistry = "wow_collections";
 
 struct CollectionSpec {
-  std::string name;       // "wow_reservation__<context>__<aggregate>"
-  std::string kind;       // "reservation", "log", "timer"
+  std::string name;  // "wow_reservation__<context>__<aggregate>"
+  std::string kind;  // "reservation", "log", "timer"
   std::string context;
   std::string aggregate;
   int format = 0;
-  Bson shard_key;         // the shard key on a sharded cluster; null: never sharded
+  Bson shard_key;  // the shard key on a sharded cluster; null: never sharded
 };
 
 // The command builders (pure): the record's lookup, its insert-once upsert ($setOnInsert, so two
@@ -45,6 +45,9 @@ class Collections {
   // Error(kFailedPrecondition) for a record of another format (naming both) and, with Ddl::kNone,
   // a missing record; the executor's Error when MongoDB fails.
   void Ensure(const CollectionSpec& spec);
+
+  // Whether new collections are sharded (a mongos with Sharding::kAuto).
+  bool sharded() const { return shard_; }
 
  private:
   // The format recorded for `name`, or -1 when none is.

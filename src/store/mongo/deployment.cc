@@ -19,13 +19,13 @@ std::shared_ptr<MongoDeployment> OpenMongoDeployment(const std::string& uri,
           "MongoDB timeouts must be positive");
   auto pool = std::make_shared<mongo::ClientPool>(uri, options);
   MongoDeploymentInfo info;
-  info.database = !options.database.empty()      ? options.database
+  info.database = !options.database.empty()       ? options.database
                   : !pool->uri_database().empty() ? pool->uri_database()
                                                   : std::string("wow");
   mongo::RequireStorableText(info.database, "MongoDB database name");
-  Require(info.database.size() <= 63 &&
-              info.database.find_first_of("/\\. \"$") == std::string::npos,
-          [&] { return "MongoDB database name \"" + info.database + "\" is not valid"; });
+  Require(
+      info.database.size() <= 63 && info.database.find_first_of("/\\. \"$") == std::string::npos,
+      [&] { return "MongoDB database name \"" + info.database + "\" is not valid"; });
   mongo::Executor probe(pool, info.database, options);
   const mongo::Bson hello = probe.RunAdminCommand(*mongo::BsonFromJson(R"({"hello": 1})"),
                                                   "asking the deployment what it is (hello)");

@@ -93,14 +93,17 @@ LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection) {
   return LogDoc::Entry(static_cast<int>(*partition), *sequence, std::move(s));
 }
 
-Bson LogIndexesCommand(const std::string& collection) {
+Bson LogIndexesCommand(const std::string& collection, bool sharded) {
   Bson command = NewBson();
   AppendText(command.get(), "createIndexes", collection);
+  const std::string request_key = sharded ? R"({"partition": 1, "tenant_id": 1, "request_id": 1})"
+                                          : R"({"tenant_id": 1, "request_id": 1})";
   const Bson indexes = BsonFromJson(R"([
     {"name": "position", "key": {"partition": 1, "sequence": 1}, "unique": true},
-    {"name": "version", "key": {"tenant_id": 1, "id": 1, "version": 1}, "unique": true,
-     "partialFilterExpression": {"kind": "entry"}},
-    {"name": "request", "key": {"tenant_id": 1, "request_id": 1}, "unique": true,
+    {"name": "version", "key": {"partition": 1, "tenant_id": 1, "id": 1, "version": 1},
+     "unique": true, "partialFilterExpression": {"kind": "entry"}},
+    {"name": "request", "key": )" + request_key +
+                                    R"(, "unique": true,
      "partialFilterExpression": {"kind": "entry"}}])");
   bson_append_array(command.get(), "indexes", -1, indexes.get());
   return command;
@@ -223,11 +226,12 @@ Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>&
   return pipeline;
 }
 
-FindCommand VersionQuery(const std::string& collection, const std::string& tenant_id,
+FindCommand VersionQuery(const std::string& collection, int partition, const std::string& tenant_id,
                          const std::string& id, Version version) {
   FindCommand command;
   command.collection = collection;
   command.filter = NewBson();
+  AppendInt64(command.filter.get(), "partition", partition);
   AppendText(command.filter.get(), "tenant_id", tenant_id);
   AppendText(command.filter.get(), "id", id);
   AppendInt64(command.filter.get(), "version", version);

@@ -6,8 +6,9 @@
 //     an entry        {partition, sequence, kind: "entry", tenant_id, id, version, request_id,
 //                      time, stream: binary (the stream but its transport), transport: binary}
 //     a placeholder   {partition, sequence, kind: "own" | "seal"}
-//   unique keys: "position" {partition, sequence}; "version" {tenant_id, id, version} and
-//   "request" {tenant_id, request_id}, both partial on {kind: "entry"} so placeholders skip them.
+//   unique keys: "position" {partition, sequence}; "version" {partition, tenant_id, id, version}
+//   and "request" {tenant_id, request_id} ({partition, tenant_id, request_id} on a sharded
+//   cluster), both partial on {kind: "entry"} so placeholders skip them.
 //   wow_log_counters__<context>, one document per partition:
 //     {_id: partition, next, blocks: [{node, first, last, sealing}], parent: null, epoch: 0}
 //
@@ -34,8 +35,11 @@ Bson LogDocument(const mongo_log::LogDoc& doc);
 // naming `collection` for a document not of the layout.
 mongo_log::LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection);
 
-// createIndexes of an aggregate collection's three unique keys.
-Bson LogIndexesCommand(const std::string& collection);
+// createIndexes of an aggregate collection's three unique keys. The version key starts with the
+// partition (a function of the aggregate, so its meaning stays); on a sharded cluster (`sharded`),
+// whose unique keys must start with the shard key {partition: 1}, the request key does too, and
+// a request id is then unique per partition, not per aggregate type.
+Bson LogIndexesCommand(const std::string& collection, bool sharded);
 // The insert-once upsert of `partition`'s counter.
 UpdateCommand CounterUpsert(const std::string& context, int partition);
 // The pipeline update that reserves `size` sequences for `node`: the block starts at the
@@ -56,7 +60,7 @@ Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>&
 
 // The entry of (tenant, id) at `version`; the entry of (tenant, request_id): lookups by the
 // version and request keys, entries only.
-FindCommand VersionQuery(const std::string& collection, const std::string& tenant_id,
+FindCommand VersionQuery(const std::string& collection, int partition, const std::string& tenant_id,
                          const std::string& id, Version version);
 FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,
                          const std::string& request_id);

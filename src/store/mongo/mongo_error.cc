@@ -84,8 +84,8 @@ MongoFailure ClassifyMongoError(std::uint32_t domain, std::uint32_t code, std::s
     failure.kind = Kind::kPermissionDenied;
   } else if (domain == MONGOC_ERROR_CLIENT || domain == MONGOC_ERROR_SASL ||
              domain == MONGOC_ERROR_SCRAM) {
-    failure.kind = code == MONGOC_ERROR_CLIENT_NOT_READY ? Kind::kUnavailable
-                                                         : Kind::kPermissionDenied;
+    failure.kind =
+        code == MONGOC_ERROR_CLIENT_NOT_READY ? Kind::kUnavailable : Kind::kPermissionDenied;
   } else if (server && In(kTimeoutCodes, code)) {
     failure.kind = write ? Kind::kWriteUnknown : Kind::kUnavailable;
   } else if (server && In(kTransientCodes, code)) {
@@ -104,8 +104,9 @@ Error ToError(const MongoFailure& failure, std::string_view what) {
   switch (failure.kind) {
     case Kind::kWriteUnknown:
       return Error(ErrorCode::kUnavailable,
-                   text + "; the write may or may not have been applied: repeat it when the "
-                          "deployment is reachable (the store's writes are idempotent)");
+                   text +
+                       "; the write may or may not have been applied: repeat it when the "
+                       "deployment is reachable (the store's writes are idempotent)");
     case Kind::kUnavailable:
       return Error(ErrorCode::kUnavailable,
                    text + "; check that a primary is reachable, then retry");

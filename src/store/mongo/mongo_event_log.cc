@@ -193,10 +193,11 @@ class MongoEventLog final : public EventLog {
   std::optional<Position> PositionOf(const AggregateRef& ref, Version version) override {
     RequireOwnRef(ref);
     const int partitions = RequireCreated();
-    auto at = layer_.FindVersion(mongo::LogCollectionName(context_, ref.aggregate), ref.tenant_id,
-                                 ref.id, version);
+    const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
+    auto at = layer_.FindVersion(mongo::LogCollectionName(context_, ref.aggregate), partition,
+                                 ref.tenant_id, ref.id, version);
     if (!at) return std::nullopt;
-    return Position{PartitionOf(ref.tenant_id, ref.id, partitions), *at};
+    return Position{partition, *at};
   }
 
   std::optional<Entry> FindByRequestId(const std::string& aggregate, const std::string& tenant_id,
@@ -410,12 +411,15 @@ class MongoEventLog final : public EventLog {
     });
   }
 
+  // The entries of `ref`, by the version key (which starts with the partition).
   FindCommand AggregateQuery(const AggregateRef& ref) const {
     mongo::RequireStorableText(ref.tenant_id, "tenant id");
     mongo::RequireStorableText(ref.id, "aggregate id");
     FindCommand query;
     query.collection = mongo::LogCollectionName(context_, ref.aggregate);
     query.filter = NewBson();
+    AppendInt64(query.filter.get(), "partition",
+                PartitionOf(ref.tenant_id, ref.id, RequireCreated()));
     AppendText(query.filter.get(), "tenant_id", ref.tenant_id);
     AppendText(query.filter.get(), "id", ref.id);
     AppendText(query.filter.get(), "kind", "entry");

@@ -78,7 +78,7 @@ void MongoLogLayer::Register(const std::string& collection) {
                 collection + " is not a log collection of " + context_);
   }
   // The indexes first: the record makes the collection visible to every tail.
-  executor_.RunCommand(*LogIndexesCommand(collection), true,
+  executor_.RunCommand(*LogIndexesCommand(collection, collections_.sharded()), true,
                        "creating the indexes of " + collection);
   CollectionSpec spec{collection, "log",
                       context_,   collection.substr(prefix.size()),
@@ -141,11 +141,12 @@ mongo_log::LogLayer::TailRead MongoLogLayer::ReadTail(int partition, Sequence af
   return read;
 }
 
-std::optional<Sequence> MongoLogLayer::FindVersion(const std::string& collection,
+std::optional<Sequence> MongoLogLayer::FindVersion(const std::string& collection, int partition,
                                                    const std::string& tenant_id,
                                                    const std::string& id, Version version) {
-  std::vector<Bson> found = executor_.Find(VersionQuery(collection, tenant_id, id, version),
-                                           "reading a version of " + collection);
+  std::vector<Bson> found =
+      executor_.Find(VersionQuery(collection, partition, tenant_id, id, version),
+                     "reading a version of " + collection);
   if (found.empty()) return std::nullopt;
   return ParseLogDocument(*found.front(), collection).sequence;
 }

@@ -98,8 +98,8 @@ class MongoReservationStore final : public ReservationStore {
 
   void Ensure(const ReservationScope& scope) {
     deployment_->collections().Ensure({mongo::ReservationCollection(scope), "reservation",
-                                       scope.context, scope.aggregate,
-                                       mongo::kReservationFormat, mongo::ReservationShardKey()});
+                                       scope.context, scope.aggregate, mongo::kReservationFormat,
+                                       mongo::ReservationShardKey()});
   }
 
   // Sends the conditional upsert `build(now)` makes until it applies (true), or a read of the key
@@ -115,10 +115,11 @@ class MongoReservationStore final : public ReservationStore {
       const mongo::WriteOutcome outcome = executor().Update(command, what);
       if (!outcome.duplicate) return true;
       if (outcome.duplicate->key_pattern.find("\"_id\"") == std::string::npos) {
-        throw Error(ErrorCode::kInternal,
-                    "MongoDB: " + what + " met a unique index other than the _id's (" +
-                        outcome.duplicate->key_pattern + "): the collection has an index this "
-                        "layout does not make; drop it");
+        throw Error(ErrorCode::kInternal, "MongoDB: " + what +
+                                              " met a unique index other than the _id's (" +
+                                              outcome.duplicate->key_pattern +
+                                              "): the collection has an index this "
+                                              "layout does not make; drop it");
       }
       const std::optional<Reservation> held = Find(scope, key);
       if (held && !(held->owner == owner) && !IsExpiredPending(*held, clock_->NowMillis())) {

@@ -291,8 +291,8 @@ FindCommand ListReservationsCommand(const ReservationScope& scope, const std::st
   RequireStorableText(scope.tenant_id, "reservation tenant");
   RequireStorableText(scope.ns, "reservation namespace");
   RequireStorableText(after_key, "reservation key");
-  FindCommand command{ReservationCollection(scope), NewBson(), BsonFromJson(R"({"_id": 1})"),
-                      limit, nullptr};
+  FindCommand command{ReservationCollection(scope), NewBson(), BsonFromJson(R"({"_id": 1})"), limit,
+                      nullptr};
   bson_t gt;
   bson_append_document_begin(command.filter.get(), "_id", -1, &gt);
   AppendKeyId(&gt, "$gt", scope, after_key);

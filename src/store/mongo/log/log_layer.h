@@ -115,8 +115,9 @@ class LogLayer {
   virtual TailRead ReadTail(int partition, Sequence after,
                             const std::vector<std::string>& collections, int limit) = 0;
 
-  // The sequence of the entry of (tenant, id) at `version` in `collection`; nullopt when none.
-  virtual std::optional<Sequence> FindVersion(const std::string& collection,
+  // The sequence of the entry of (tenant, id), whose partition is `partition`, at `version` in
+  // `collection`; nullopt when none.
+  virtual std::optional<Sequence> FindVersion(const std::string& collection, int partition,
                                               const std::string& tenant_id, const std::string& id,
                                               Version version) = 0;
 

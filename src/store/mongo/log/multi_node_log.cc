@@ -265,8 +265,9 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
       floor[i] = 0;
     } else if (seen && seen->first == stream.version - 1) {
       floor[i] = seen->second;
-    } else if (auto at = layer_.FindVersion(streams[i].collection, stream.ref.tenant_id,
-                                            stream.ref.id, stream.version - 1)) {
+    } else if (auto at =
+                   layer_.FindVersion(streams[i].collection, streams[i].partition,
+                                      stream.ref.tenant_id, stream.ref.id, stream.version - 1)) {
       floor[i] = *at;
       Remember(streams[i].collection, stream.ref, stream.version - 1, *at);
     } else {
