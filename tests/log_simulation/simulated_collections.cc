@@ -195,10 +195,14 @@ void SimulatedCollections::Write(Apply&& apply) {
   }
 }
 
-Block SimulatedCollections::ReserveBlock(int partition, const std::string& node, Sequence size) {
+Block SimulatedCollections::ReserveBlock(int partition, const std::string& node, Sequence size,
+                                         const std::vector<Sequence>& finished) {
   Block block;
   Write([&] {
     Counter& counter = world_.counters_[partition];
+    std::erase_if(counter.blocks, [&](const Block& b) {
+      return std::find(finished.begin(), finished.end(), b.first) != finished.end();
+    });
     block = {node, counter.next, counter.next + size - 1, false};
     counter.next += size;
     counter.blocks.push_back(block);

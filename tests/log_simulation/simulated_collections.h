@@ -99,7 +99,8 @@ class SimulatedCollections final : public mongo_log::LogLayer {
   SimulatedCollections(World& world, Scheduler& scheduler, Faults faults)
       : world_(world), scheduler_(scheduler), faults_(faults) {}
 
-  Block ReserveBlock(int partition, const std::string& node, Sequence size) override;
+  Block ReserveBlock(int partition, const std::string& node, Sequence size,
+                     const std::vector<Sequence>& finished) override;
   void MarkSealing(int partition, Sequence first) override;
   void RemoveBlock(int partition, Sequence first) override;
   Counter ReadCounter(int partition) override;

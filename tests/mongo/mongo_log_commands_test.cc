@@ -88,7 +88,11 @@ TEST(LogCommands, TheVersionAndRequestKeysArePartialOnEntriesAndStartWithTheShar
 }
 
 TEST(LogCommands, ABlockIsAppendedFromTheCountersNextInOneUpdate) {
-  const std::string reserve = Json(ReserveBlockPipeline("$node", 4));
+  const std::string reserve = Json(ReserveBlockPipeline("$node", 4, {2, 3}));
+  EXPECT_NE(reserve.find(R"("$in" : [ "$$b.first", [ { "$numberLong" : "2" }, )"
+                         R"({ "$numberLong" : "3" } ] ])"),
+            std::string::npos)
+      << "the finished blocks leave in the same update: " << reserve;
   EXPECT_NE(reserve.find(R"("node" : { "$literal" : "$node" }, "first" : "$next", )"
                          R"("last" : { "$add" : [ "$next", { "$numberLong" : "3" } ] }, )"
                          R"("sealing" : false)"),

@@ -99,11 +99,11 @@ TEST_F(MongoLogLayerTest, TheUniqueKeysTellAPositionAVersionAndARequestApart) {
 }
 
 TEST_F(MongoLogLayerTest, BlocksAreReservedInOrderMarkedAndRemovedOnTheCounter) {
-  const auto first = layer_->ReserveBlock(0, "n1", 3);
-  const auto second = layer_->ReserveBlock(0, "n2", 1);
+  const auto first = layer_->ReserveBlock(0, "n1", 3, {});
+  const auto second = layer_->ReserveBlock(0, "n2", 1, {});
   EXPECT_EQ(first, (mongo_log::Block{"n1", 1, 3, false}));
   EXPECT_EQ(second, (mongo_log::Block{"n2", 4, 4, false}));
-  EXPECT_EQ(layer_->ReserveBlock(1, "n1", 2), (mongo_log::Block{"n1", 1, 2, false}))
+  EXPECT_EQ(layer_->ReserveBlock(1, "n1", 2, {}), (mongo_log::Block{"n1", 1, 2, false}))
       << "each partition counts on its own";
   layer_->MarkSealing(0, 4);
   auto counter = layer_->ReadCounter(0);
@@ -114,13 +114,16 @@ TEST_F(MongoLogLayerTest, BlocksAreReservedInOrderMarkedAndRemovedOnTheCounter) 
   EXPECT_EQ(counter.blocks, (std::vector<mongo_log::Block>{{"n2", 4, 4, true}}));
   EXPECT_EQ(counter.BlockOf(4)->node, "n2");
   EXPECT_EQ(counter.BlockOf(2), nullptr);
+  // A reservation removes the finished blocks it names in the same update.
+  EXPECT_EQ(layer_->ReserveBlock(0, "n2", 2, {4}), (mongo_log::Block{"n2", 5, 6, false}));
+  EXPECT_EQ(layer_->ReadCounter(0).blocks, (std::vector<mongo_log::Block>{{"n2", 5, 6, false}}));
 }
 
 TEST_F(MongoLogLayerTest, TheTailReadsTheCounterThenEachCollectionAfterTheCursorInOneAggregation) {
   layer_->Register(b_);
   layer_->Register(a_);
   EXPECT_EQ(layer_->ReadRegistry(), (std::vector{a_, b_}));
-  layer_->ReserveBlock(0, "n1", 6);
+  layer_->ReserveBlock(0, "n1", 6, {});
   layer_->Insert(a_,
                  {LogDoc::Entry(0, 1, StreamOf("brand", "x", 1, "r1")), LogDoc::Own(0, 3),
                   LogDoc::Entry(0, 5, StreamOf("brand", "x", 2, "r2"))},

@@ -77,6 +77,13 @@ const handlers = {
   endSessions: async () => ({}),
   getLastError: async () => ({ err: null, n: 0 }),
   configureFailPoint: async (ctx, db, command) => ctx.failPoints.configure(command),
+  // The double's own, not MongoDB's: how many commands of each name the server received (this
+  // one included), then, with `reset: true`, counting from zero again. For round-trip counts.
+  wowCommandCounts: async (ctx, db, command) => {
+    const counts = Object.fromEntries(ctx.commandCounts);
+    if (command.reset) ctx.commandCounts.clear();
+    return { counts };
+  },
 
   create: async (ctx, db, command) => {
     const name = command.create;

@@ -66,6 +66,7 @@ async function run(ctx, dbName, commandName, command) {
 // retryable, yieldPoint, setName, address, connectionId).
 async function execute(ctx, dbName, command) {
   const commandName = Object.keys(command)[0];
+  ctx.commandCounts.set(commandName, (ctx.commandCounts.get(commandName) ?? 0) + 1);
   try {
     const retryKey = ctx.retryable.keyOf(commandName, command);
     const failure = commandName === "configureFailPoint" ? null : ctx.failPoints.trigger(commandName);

@@ -54,6 +54,7 @@ function startServer({ port = 0, interleave = null, setName = "rs0", log = () =>
     storage: new Storage(),
     cursors: new Cursors(),
     failPoints: new FailPoints(),
+    commandCounts: new Map(), // command name -> how many were received, for wowCommandCounts
     retryable: new RetryableWrites(),
     yieldPoint: interleave === null ? async () => {} : seededYield(interleave),
     setName,

@@ -119,17 +119,28 @@ UpdateCommand CounterUpsert(const std::string& context, int partition) {
   return command;
 }
 
-Bson ReserveBlockPipeline(const std::string& node, Sequence size) {
+Bson ReserveBlockPipeline(const std::string& node, Sequence size,
+                          const std::vector<Sequence>& finished) {
   RequireStorableText(node, "log node");
-  // [{$set: {blocks: {$concatArrays: ["$blocks", [{node, first: "$next",
-  //   last: {$add: ["$next", size - 1]}, sealing: false}]]}, next: {$add: ["$next", size]}}}]
+  // [{$set: {blocks: {$concatArrays: [
+  //     {$filter: {input: "$blocks", as: "b", cond: {$not: [{$in: ["$$b.first", finished]}]}}},
+  //     [{node, first: "$next", last: {$add: ["$next", size - 1]}, sealing: false}]]},
+  //   next: {$add: ["$next", size]}}}]
+  std::string kept = R"({"$filter": {"input": "$blocks", "as": "b", "cond": {"$not": [{"$in": )"
+                     R"(["$$b.first", [)";
+  for (std::size_t i = 0; i < finished.size(); ++i) {
+    kept += (i > 0 ? ", " : "") + std::string(R"({"$numberLong": ")") +
+            std::to_string(finished[i]) + R"("})";
+  }
+  kept += "]]}]}}}";
+  const Bson kept_blocks = BsonFromJson(kept);
   Bson pipeline = NewBson();
   bson_t stage, set, blocks, concat, added, block, last, last_args, next, next_args;
   bson_append_document_begin(pipeline.get(), "0", -1, &stage);
   bson_append_document_begin(&stage, "$set", -1, &set);
   bson_append_document_begin(&set, "blocks", -1, &blocks);
   bson_append_array_begin(&blocks, "$concatArrays", -1, &concat);
-  AppendText(&concat, "0", "$blocks");
+  AppendDocument(&concat, "0", *kept_blocks);
   bson_append_array_begin(&concat, "1", -1, &added);
   bson_append_document_begin(&added, "0", -1, &block);
   AppendLiteralText(&block, "node", node);

@@ -42,9 +42,11 @@ mongo_log::LogDoc ParseLogDocument(const bson_t& doc, const std::string& collect
 Bson LogIndexesCommand(const std::string& collection, bool sharded);
 // The insert-once upsert of `partition`'s counter.
 UpdateCommand CounterUpsert(const std::string& context, int partition);
-// The pipeline update that reserves `size` sequences for `node`: the block starts at the
-// pre-image's `next` (findAndModify returning the document before it).
-Bson ReserveBlockPipeline(const std::string& node, Sequence size);
+// The pipeline update that reserves `size` sequences for `node` and removes the blocks starting at
+// `finished`: the new block starts at the pre-image's `next` (findAndModify returns the document
+// before it).
+Bson ReserveBlockPipeline(const std::string& node, Sequence size,
+                          const std::vector<Sequence>& finished);
 // The pipeline update that marks the open block starting at `first` sealing.
 Bson MarkSealingPipeline(Sequence first);
 // The update that removes the block starting at `first`.

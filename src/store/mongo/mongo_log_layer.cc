@@ -20,11 +20,11 @@ void MongoLogLayer::CreateCounters(int partitions) {
   }
 }
 
-mongo_log::Block MongoLogLayer::ReserveBlock(int partition, const std::string& node,
-                                             Sequence size) {
+mongo_log::Block MongoLogLayer::ReserveBlock(int partition, const std::string& node, Sequence size,
+                                             const std::vector<Sequence>& finished) {
   const std::string what =
       "reserving sequences of partition " + std::to_string(partition) + " in " + counters_;
-  const Bson pipeline = ReserveBlockPipeline(node, size);
+  const Bson pipeline = ReserveBlockPipeline(node, size, finished);
   std::optional<Bson> before =
       executor_.FindAndModify(counters_, *PartitionFilter(partition), *pipeline, what);
   if (!before) {

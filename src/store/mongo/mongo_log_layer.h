@@ -26,7 +26,8 @@ class MongoLogLayer final : public mongo_log::LogLayer {
   // Creates the counters of partitions 0 .. partitions - 1 where missing.
   void CreateCounters(int partitions);
 
-  mongo_log::Block ReserveBlock(int partition, const std::string& node, Sequence size) override;
+  mongo_log::Block ReserveBlock(int partition, const std::string& node, Sequence size,
+                                const std::vector<Sequence>& finished) override;
   void MarkSealing(int partition, Sequence first) override;
   void RemoveBlock(int partition, Sequence first) override;
   mongo_log::Counter ReadCounter(int partition) override;

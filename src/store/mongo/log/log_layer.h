@@ -81,9 +81,11 @@ class LogLayer {
   virtual ~LogLayer() = default;
 
   // Reserves `size` sequences for `node` on `partition`'s counter, atomically: returns the block,
-  // now open on the counter. Throws Error(kUnavailable) when the outcome is unknown (a block may
-  // have been reserved that the caller never learns of; a stall resolves it).
-  virtual Block ReserveBlock(int partition, const std::string& node, Sequence size) = 0;
+  // now open on the counter. The same update removes the blocks starting at `finished` (the
+  // node's own, every sequence of them settled). Throws Error(kUnavailable) when the outcome is
+  // unknown (a block may have been reserved that the caller never learns of; a stall resolves it).
+  virtual Block ReserveBlock(int partition, const std::string& node, Sequence size,
+                             const std::vector<Sequence>& finished) = 0;
 
   // Marks the open block starting at `first` as being sealed; no-op when it is not open.
   virtual void MarkSealing(int partition, Sequence first) = 0;

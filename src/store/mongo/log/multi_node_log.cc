@@ -129,13 +129,14 @@ void MultiNodeLog::GiveUpLocked(int partition, OwnBlock& block, Sequence to,
   }
 }
 
-void MultiNodeLog::SettleLocked(int partition, Sequence s, std::vector<Sequence>& removable) {
-  auto& blocks = partitions_[partition].blocks;
-  for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+void MultiNodeLog::SettleLocked(int partition, Sequence s) {
+  auto& state = partitions_[partition];
+  for (auto it = state.blocks.begin(); it != state.blocks.end(); ++it) {
     if (it->first > s || s > it->last) continue;
     if (--it->outstanding == 0 && it->next > it->last) {
-      removable.push_back(it->first);
-      blocks.erase(it);
+      // Every sequence holds a document: the block leaves the counter with the next reservation.
+      state.finished.push_back(it->first);
+      state.blocks.erase(it);
     }
     return;
   }
@@ -211,19 +212,15 @@ void MultiNodeLog::WritePlaceholders(std::vector<Pending> placeholders) {
       for (auto& doc : docs) pending_.push_back({collection, std::move(doc)});
       continue;
     }
-    std::map<int, std::vector<Sequence>> removable;
-    {
-      std::lock_guard lock(mu_);
-      for (std::size_t i = 0; i < docs.size(); ++i) {
-        // Written, or the position holds a document already (the stream that landed, a seal).
-        if (statuses[i] == WriteStatus::kWritten || statuses[i] == WriteStatus::kPositionTaken) {
-          SettleLocked(docs[i].partition, docs[i].sequence, removable[docs[i].partition]);
-        } else {
-          pending_.push_back({collection, std::move(docs[i])});
-        }
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      // Written, or the position holds a document already (the stream that landed, a seal).
+      if (statuses[i] == WriteStatus::kWritten || statuses[i] == WriteStatus::kPositionTaken) {
+        SettleLocked(docs[i].partition, docs[i].sequence);
+      } else {
+        pending_.push_back({collection, std::move(docs[i])});
       }
     }
-    for (const auto& [partition, firsts] : removable) RemoveBlocks(partition, firsts);
   }
 }
 
@@ -316,9 +313,18 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
         }
         if (at[i] != 0) break;
         Block block;
+        std::vector<Sequence> finished;
+        {
+          std::lock_guard lock(mu_);
+          finished = partitions_[partition].finished;
+        }
         try {
           block = layer_.ReserveBlock(partition, options_.node,
-                                      std::max(options_.block_size, need[partition]));
+                                      std::max(options_.block_size, need[partition]), finished);
+          std::lock_guard lock(mu_);
+          std::erase_if(partitions_[partition].finished, [&](Sequence first) {
+            return std::find(finished.begin(), finished.end(), first) != finished.end();
+          });
         } catch (const Error&) {
           // The sequences allocated this round are given up; a block the reservation may have
           // taken is sealed by the first tail it stalls.
@@ -347,7 +353,6 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
     // One ordered insert per collection, each stream's document in group order.
     std::map<std::string, std::vector<std::size_t>> by_collection;
     for (std::size_t i : todo) by_collection[streams[i].collection].push_back(i);
-    std::map<int, std::vector<Sequence>> removable;
     for (const auto& [collection, members] : by_collection) {
       std::vector<LogDoc> docs;
       docs.reserve(members.size());
@@ -376,7 +381,7 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
             results[i] = AppendResult::Appended({partition, at[i]});
             Remember(collection, stream.ref, stream.version, at[i]);
             std::lock_guard lock(mu_);
-            SettleLocked(partition, at[i], removable[partition]);
+            SettleLocked(partition, at[i]);
             break;
           }
           case WriteStatus::kPositionTaken:
@@ -401,7 +406,6 @@ std::vector<AppendResult> MultiNodeLog::Append(const std::vector<Placed>& stream
         }
       }
     }
-    for (const auto& [partition, firsts] : removable) RemoveBlocks(partition, firsts);
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (!results[i]) {
@@ -591,6 +595,12 @@ void MultiNodeLog::Close() {
     }
   }
   WritePlaceholders(std::move(give_up));
+  std::map<int, std::vector<Sequence>> finished;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [partition, state] : partitions_) finished[partition].swap(state.finished);
+  }
+  for (const auto& [partition, firsts] : finished) RemoveBlocks(partition, firsts);
   std::lock_guard lock(mu_);
   if (!pending_.empty()) {
     throw Error(ErrorCode::kUnavailable,

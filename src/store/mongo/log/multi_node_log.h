@@ -95,8 +95,9 @@ class MultiNodeLog {
     EpochMillis since = 0;
   };
   struct PartitionState {
-    std::vector<OwnBlock> blocks;  // by first
-    std::set<Sequence> dropped;    // firsts of blocks another node sealed
+    std::vector<OwnBlock> blocks;    // by first
+    std::set<Sequence> dropped;      // firsts of blocks another node sealed
+    std::vector<Sequence> finished;  // firsts of own blocks all settled, still on the counter
     Stall stall;
   };
   struct Pending {  // an own placeholder not written yet
@@ -112,8 +113,9 @@ class MultiNodeLog {
   void GiveUpLocked(int partition, OwnBlock& block, Sequence to, const std::string& collection,
                     std::vector<Pending>& give_up);
   void AddBlock(int partition, const Block& block, const std::string& collection);
-  // Settles sequence `s` (its write or placeholder is in); queues the block's removal when done.
-  void SettleLocked(int partition, Sequence s, std::vector<Sequence>& removable);
+  // Under mu_: settles sequence `s` (its write or placeholder is in); a block whose sequences are
+  // all settled is finished.
+  void SettleLocked(int partition, Sequence s);
   void DropBlockOf(int partition, Sequence s);
   void RemoveBlocks(int partition, const std::vector<Sequence>& firsts);
   void EnsureRegistered(const std::string& collection);
