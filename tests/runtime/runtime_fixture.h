@@ -39,6 +39,8 @@ struct RuntimeBackend {
   // Whether the set's reservations are replaced by MongoDB's, on the MongoDB test server (a test
   // double), in a database of the test's own: MongoDB reservations beside another backend's log.
   bool mongo_reservations = false;
+  // Whether the set's log is replaced by MongoDB's too, in the same database.
+  bool mongo_log = false;
 };
 
 inline void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << backend.name; }
@@ -56,6 +58,10 @@ inline std::vector<RuntimeBackend> Backends() {
   backends.push_back({"MemoryLogMongoReservations",
                       [](const testing_support::TempDir&) { return "memory:"; },
                       /*append_confirms_keys=*/false, /*mongo_reservations=*/true});
+  backends.push_back({"MongoLogMongoReservations",
+                      [](const testing_support::TempDir&) { return "memory:"; },
+                      /*append_confirms_keys=*/false, /*mongo_reservations=*/true,
+                      /*mongo_log=*/true});
 #endif
   return backends;
 }
@@ -80,10 +86,14 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
 #ifdef WOW_HAVE_MONGO
     if (GetParam().mongo_reservations) {
       if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
-      set_.emplace(set_->With(nullptr, NewMongoReservationStore(
-                                           testing_support::FreshMongoDeployment(
-                                               testing_support::SharedMongoTestServer().uri()),
-                                           clock_)));
+      auto deployment = testing_support::FreshMongoDeployment(
+          testing_support::SharedMongoTestServer().uri());
+      std::shared_ptr<EventLog> log;
+      if (GetParam().mongo_log) {
+        log = NewMongoEventLog(deployment, std::string(eshop::kContext), clock_);
+        log->Create(options.partitions);
+      }
+      set_.emplace(set_->With(log, NewMongoReservationStore(deployment, clock_)));
     }
 #endif
     ASSERT_EQ(set_->appends_confirm_keys(), GetParam().append_confirms_keys);

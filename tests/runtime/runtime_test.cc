@@ -140,6 +140,13 @@ TEST_P(Runtime, AProcessStoppedBetweenAppendAndConfirmLosesNoKey) {
 TEST_P(Runtime, AConfirmationAMongoFailPointKillsIsAppliedFromTheLog) {
   if (!GetParam().mongo_reservations) GTEST_SKIP() << "a fail point of the MongoDB test server";
   Key("warm-up");  // the reservation collection and its format record
+  if (GetParam().mongo_log) {
+    // The log's collection and its record, and the subscription's lease and checkpoint: their
+    // updates come before the fail point's.
+    ASSERT_EQ(Processor()->Process(Brand("b0"), CommandMessage::Of(CreateBrand{"Fabrikam"})).kind,
+              CommandResult::Kind::kAccepted);
+    EXPECT_EQ(CatchUpReservations(), 1);
+  }
   // The create's reserve passes; its confirmation, and libmongoc's retry of it, meet a closed
   // connection: the append landed, the confirmation did not.
   testing_support::SetFailPoint(testing_support::SharedMongoTestServer().uri(),
