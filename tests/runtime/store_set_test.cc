@@ -99,7 +99,7 @@ TEST(OpenStoresTest, AMongoUriIsOpenedAndCheckedThenRefusedForWantOfAMongoLog) {
   }));
   if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
   testing_support::MongoTestServer server;
-  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "event log",
+  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "timer store",
                         [&] { OpenStores(server.uri(), "shop"); }));
   testing_support::MongoTestServer::Options standalone_options;
   standalone_options.standalone = true;

@@ -101,13 +101,14 @@ StoreSet OpenStores(std::string_view uri, const std::string& context,
   }
 #ifdef WOW_HAVE_MONGO
   // The deployment is opened and checked, so a bad URI, an unreachable server or a standalone is
-  // reported as such; the log is what is missing.
+  // reported as such; the timer store is what is missing.
   const MongoDeploymentInfo info = Describe(*OpenMongoDeployment(parsed.location, options.mongo));
   throw Error(ErrorCode::kFailedPrecondition,
               "store URI names MongoDB (database " + info.database +
-                  "), and this build has MongoDB reservations only, not yet a MongoDB event log "
-                  "or timer store: use sqlite:PATH, or put wow::NewMongoReservationStore "
-                  "(wow/mongo.h) beside a SQLite or memory log in StoreSet::Parts");
+                  "), and this build has a MongoDB event log and reservations, not yet a MongoDB "
+                  "timer store: use sqlite:PATH, or put wow::NewMongoEventLog and "
+                  "wow::NewMongoReservationStore (wow/mongo.h) beside a memory or SQLite timer "
+                  "store in StoreSet::Parts");
 #else
   throw Error(ErrorCode::kFailedPrecondition,
               "store URI names MongoDB, and this build has no MongoDB backend (built with "
