@@ -1,8 +1,8 @@
 // The MongoDB log's collection layer (MongoLogLayer) against the MongoDB TEST SERVER (a test
 // double), through libmongoc: the unique keys that settle appends, the counter's blocks, the
-// tail's one aggregation, the registry; then the multi-node algorithm (MultiNodeLog) unchanged on
-// it: three nodes appending at once while a fail point drops acknowledgements, and a tail on a
-// fourth that delivers every stream that landed once, in order.
+// tail's one aggregation, the registry; then three MongoEventLogs (nodes) appending at once while
+// a fail point drops acknowledgements, and a tail on a fourth that delivers every stream that
+// landed once, in order.
 #include "store/mongo/mongo_log_layer.h"
 
 #include <gtest/gtest.h>
@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "store/mongo/deployment.h"
-#include "store/mongo/log/multi_node_log.h"
 #include "store/mongo/log_commands.h"
 #include "support/mongo_test_deployment.h"
 #include "wow/error.h"
+#include "wow/mongo.h"
 
 namespace wow {
 namespace {
@@ -94,7 +94,10 @@ TEST_F(MongoLogLayerTest, TheUniqueKeysTellAPositionAVersionAndARequestApart) {
   ASSERT_TRUE(original);
   EXPECT_EQ(original->position, (Position{0, 1}));
   EXPECT_EQ(original->stream.version, 1);
-  EXPECT_EQ(original->stream.transport, std::string("\x00\x01raw", 5)) << "binary, unchanged";
+  EXPECT_TRUE(original->stream.transport.empty()) << "a request lookup leaves the transport out";
+  const auto read = layer_->ReadTail(0, 0, {a_}, 1);
+  ASSERT_EQ(read.docs[0].size(), 1u);
+  EXPECT_EQ(read.docs[0][0].stream.transport, std::string("\x00\x01raw", 5)) << "binary, unchanged";
   EXPECT_EQ(original->stream.events, StreamOf("brand", "x", 1, "r1").events);
 }
 
@@ -159,31 +162,25 @@ TEST_F(MongoLogLayerTest, ACollectionOfAnotherContextIsNotRegistered) {
 // acknowledgements of inserts; a fourth node's tail delivers every stream that landed, once and
 // in sequence order, each aggregate's in version order.
 TEST_F(MongoLogLayerTest, ThreeNodesAppendWhileAcknowledgementsDropAndAFourthTailsEveryStreamOnce) {
-  struct Node {
-    std::shared_ptr<MongoDeployment> deployment;
-    std::unique_ptr<MongoLogLayer> layer;
-    std::unique_ptr<mongo_log::MultiNodeLog> log;
-  };
+  // Each node is a store of its own, with its own pool: MongoEventLogs on one database.
   const std::string database = Describe(*deployment_).database;
-  auto node = [&](const std::string& name) {
+  auto node = [&] {
     MongoOptions options;
     options.database = database;
-    Node n;
-    n.deployment = OpenMongoDeployment(uri_, options);
-    n.layer = Layer(n.deployment);
-    mongo_log::MultiNodeLogOptions log_options;
-    log_options.node = name + "-" + NewId();
+    MongoLogOptions log_options;
     log_options.block_size = 2;
     log_options.stall_grace = std::chrono::milliseconds(300);
-    n.log =
-        std::make_unique<mongo_log::MultiNodeLog>(*n.layer, SystemClock::Instance(), log_options);
-    return n;
+    return NewMongoEventLog(OpenMongoDeployment(uri_, options), kContext, SystemClock::Instance(),
+                            log_options);
   };
-  std::vector<Node> writers;
-  for (int i = 0; i < 3; ++i) writers.push_back(node("writer" + std::to_string(i)));
-  Node reader = node("reader");
-  // About a third of the inserts lose their reply, their connection closed: libmongoc retries once,
-  // and a retry that meets the fail point again leaves its append unknown.
+  std::vector<std::unique_ptr<EventLog>> writers;
+  for (int i = 0; i < 3; ++i) writers.push_back(node());
+  writers[0]->Create(2);
+  for (auto& w : writers) EXPECT_EQ(w->Open(), 2);
+  auto reader = node();
+  reader->Open();
+  // About a third of the inserts lose their reply, their connection closed: libmongoc retries
+  // once, and a retry that meets the fail point again leaves its append unknown.
   testing_support::SetFailPoint(
       uri_, R"({"activationProbability": 0.35})",
       R"({"failCommands": ["insert"], "closeConnectionAfterReply": true})");
@@ -197,33 +194,20 @@ TEST_F(MongoLogLayerTest, ThreeNodesAppendWhileAcknowledgementsDropAndAFourthTai
       for (int i = 0; i < kPerWriter; ++i) {
         const std::string aggregate = i % 2 == 0 ? "brand" : "user";
         const std::string id = "w" + std::to_string(w) + "-" + std::to_string(i % 4);
-        const auto collection = mongo::LogCollectionName(kContext, aggregate);
-        Version version = 1;
-        for (Version v = 1;; ++v) {
-          try {
-            auto at = writers[w].layer->FindVersion(collection, i % 2, "t", id, v);
-            if (!at) break;
-            writers[w].log->Remember(collection, {kContext, aggregate, "t", id}, v, *at);
-            version = v + 1;
-          } catch (const Error&) {
-            break;
-          }
-        }
-        const Stream s = StreamOf(aggregate, id, version, NewId());
         try {
-          const auto results = writers[w].log->Append({{&s, collection, i % 2}});
-          if (results[0].appended()) acknowledged[w].push_back({results[0].position(), s});
-          if (results[0].kind() == AppendResult::Kind::kUnknown) ++unknown;
+          // A decision: read the aggregate (the log remembers where it is), append its next.
+          const auto read = writers[w]->Read({kContext, aggregate, "t", id}, 1, 1000);
+          const Stream s = StreamOf(aggregate, id, static_cast<Version>(read.size()) + 1, NewId());
+          const AppendResult result = writers[w]->Append(s);
+          if (result.appended()) acknowledged[w].push_back({result.position(), s});
+          if (result.kind() == AppendResult::Kind::kUnknown) ++unknown;
         } catch (const Error&) {
         }
-      }
-      try {
-        writers[w].log->Close();
-      } catch (const Error&) {
       }
     });
   }
   for (auto& t : threads) t.join();
+  writers.clear();  // each closes its blocks
   testing_support::SetFailPoint(uri_, R"("off")");
 
   // The tail, until it has passed every acknowledged append and a stall grace of quiet.
@@ -233,7 +217,7 @@ TEST_F(MongoLogLayerTest, ThreeNodesAppendWhileAcknowledgementsDropAndAFourthTai
     bool found = false;
     for (int p = 0; p < 2; ++p) {
       const Sequence after = delivered[p].empty() ? 0 : delivered[p].back().position.sequence;
-      for (Entry& e : reader.log->ReadAfter(p, after, 8)) {
+      for (Entry& e : reader->ReadAfter(p, after, 8)) {
         delivered[p].push_back(std::move(e));
         found = true;
       }

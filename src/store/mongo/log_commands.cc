@@ -260,6 +260,7 @@ FindCommand RequestQuery(const std::string& collection, const std::string& tenan
   AppendText(command.filter.get(), "request_id", request_id);
   AppendText(command.filter.get(), "kind", kEntry);
   command.limit = 1;
+  command.projection = BsonFromJson(R"({"transport": 0})");
   return command;
 }
 

@@ -60,8 +60,8 @@ mongo_log::Counter ParseCounter(const bson_t& doc);
 Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>& collections,
                   int limit);
 
-// The entry of (tenant, id) at `version`; the entry of (tenant, request_id): lookups by the
-// version and request keys, entries only.
+// The entry of (tenant, id) at `version`; the entry of (tenant, request_id) without its
+// transport: lookups by the version and request keys, entries only.
 FindCommand VersionQuery(const std::string& collection, int partition, const std::string& tenant_id,
                          const std::string& id, Version version);
 FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,

@@ -204,10 +204,7 @@ class MongoEventLog final : public EventLog {
                                        const std::string& request_id) override {
     RequireCreated();
     ValidateTypeName(aggregate, "aggregate type");
-    auto found =
-        layer_.FindRequest(mongo::LogCollectionName(context_, aggregate), tenant_id, request_id);
-    if (found) found->stream.transport.clear();
-    return found;
+    return layer_.FindRequest(mongo::LogCollectionName(context_, aggregate), tenant_id, request_id);
   }
 
   Sequence Head(int partition) override {

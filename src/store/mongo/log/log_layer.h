@@ -123,7 +123,8 @@ class LogLayer {
                                               const std::string& tenant_id, const std::string& id,
                                               Version version) = 0;
 
-  // The entry that `request_id` wrote for `tenant_id` in `collection`; nullopt when none.
+  // The entry that `request_id` wrote for `tenant_id` in `collection`, without its transport;
+  // nullopt when none.
   virtual std::optional<Entry> FindRequest(const std::string& collection,
                                            const std::string& tenant_id,
                                            const std::string& request_id) = 0;
