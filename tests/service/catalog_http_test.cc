@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "wow/incidents.h"
+#include "wow/name_key.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -88,7 +89,7 @@ TEST_F(CatalogHttpInProcess, ANameLookupJudgesExpiryByTheProcessorsClock) {
   const wow::ReservationScope scope{std::string(kContext), "brand", "acme",
                                     std::string(kBrandNames)};
   const wow::AggregateRef owner{std::string(kContext), "brand", "acme", "b1"};
-  ASSERT_TRUE(reservations_->Reserve(scope, NameKey("Contoso"), owner, "attempt-1",
+  ASSERT_TRUE(reservations_->Reserve(scope, wow::MakeNameKey("Contoso").key, owner, "attempt-1",
                                      std::chrono::seconds(30)));
   const HttpReply held = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
   EXPECT_EQ(held.status, 200) << held.body;

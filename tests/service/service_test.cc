@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "service_process.h"
 #include "support/temp_dir.h"
+#include "wow/name_key.h"
 
 namespace wow::service_test {
 namespace {
@@ -680,7 +681,7 @@ TEST(CatalogServiceCrash, ASigkillUnderLoadLosesNoAcknowledgedBrandAndLeavesOneH
   const LogSummary log = ReadLog(db, "brand", "acme");
   std::map<std::string, std::string> owners;
   for (const auto& [id, name] : log.names) {
-    EXPECT_TRUE(owners.emplace(eshop::NameKey(name), id).second) << name << " has two brands";
+    EXPECT_TRUE(owners.emplace(wow::MakeNameKey(name).key, id).second) << name << " has two brands";
   }
   for (const std::string& name : attempted) {
     const Reply holder =
