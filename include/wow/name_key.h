@@ -10,9 +10,10 @@
 //   3. NFKC: compatibility forms become their plain letters (full-width ｃｏｎｔｏｓｏ, the
 //      ligature ﬁ, ℌ).
 //   4. Confusables: in a name with Latin letters, each letter of another script that looks like
-//      Latin text (its UTS #39 skeleton, or else the skeleton of its case folding, is Latin text)
-//      becomes that text: Cyrillic а is a, so pаypal is paypal; Cyrillic М is M. Latin letters,
-//      and every letter of a name without Latin letters, are kept as they are.
+//      Latin text (the UTS #39 skeleton of its case folding or of its capital is Latin text,
+//      ASCII first) becomes that text: Cyrillic а is a, so pаypal is paypal; Cyrillic і is i;
+//      Cyrillic м and М are m.
+//      Latin letters, and every letter of a name without Latin letters, are kept as they are.
 //   5. NFKC_Casefold: case folding for every script (Straße and STRASSE are one), NFC, and every
 //      default-ignorable code point removed (the soft hyphen, the zero-width space and joiners,
 //      the word joiner, the bidirectional marks). White space the folding leaves at either end
@@ -23,7 +24,8 @@
 // names that differ in a visible letter of one script (Burn and Bum, café and cafe, B0B and BOB),
 // a name in another script alone that looks like a Latin one (Cyrillic сосо and Latin coco),
 // names of scripts other than Latin mixed together, runs of inner spaces of different lengths.
-// The rule is idempotent: the key of a key is the key.
+// The rule is idempotent (the key of a key is the key) and blind to case (a name lower-cased has
+// the name's key).
 //
 // Thread-safety: the functions are safe to call from any number of threads at once.
 #pragma once

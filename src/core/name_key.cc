@@ -9,6 +9,7 @@
 #include <unicode/utf8.h>
 
 #include <memory>
+#include <optional>
 
 #include "wow/error.h"
 
@@ -134,23 +135,33 @@ icu::UnicodeString Normalized(const icu::Normalizer2& normalizer, const icu::Uni
   return normal;
 }
 
-// The Latin text `c` looks like (its skeleton, or else the skeleton of its case folding, when
-// that is Latin text), or `c` itself.
+bool IsAscii(const icu::UnicodeString& text) {
+  for (int32_t i = 0; i < text.length(); ++i) {
+    if (text.charAt(i) > 0x7F) return false;
+  }
+  return true;
+}
+
+// The Latin text `c` looks like, or `c` itself: the UTS #39 skeleton of its case folding or of
+// its capital, whichever is Latin text, ASCII first (Cyrillic і is i, м is not ʍ but m as М is
+// M). A letter and its capital give the same text, so a name lower-cased has the name's key.
 icu::UnicodeString LatinLookalike(UChar32 c) {
-  for (const UChar32 form : {c, u_foldCase(c, U_FOLD_CASE_DEFAULT)}) {
+  std::optional<icu::UnicodeString> latin;
+  for (const UChar32 form : {u_foldCase(c, U_FOLD_CASE_DEFAULT), u_toupper(c)}) {
     UErrorCode status = U_ZERO_ERROR;
     icu::UnicodeString skeleton;
     uspoof_getSkeletonUnicodeString(Icu().spoof.get(), 0, icu::UnicodeString(form), skeleton,
                                     &status);
     if (U_FAILURE(status)) ThrowIcuFailure("cannot compute a skeleton", status);
-    if (IsLatinText(skeleton)) return skeleton;
+    if (!IsLatinText(skeleton)) continue;
+    if (IsAscii(skeleton)) return skeleton;
+    if (!latin) latin = skeleton;
   }
-  return icu::UnicodeString(c);
+  return latin.value_or(icu::UnicodeString(c));
 }
 
-// Step 4, on `text` in NFKC (its case kept: Cyrillic М looks like M, its folding м does not):
-// in text with a Latin letter, each letter of another script that looks like Latin text becomes
-// that text.
+// Step 4, on `text` in NFKC: in text with a Latin letter, each letter of another script that looks
+// like Latin text becomes that text.
 icu::UnicodeString LatinLookalikesResolved(const icu::UnicodeString& text) {
   bool has_latin = false;
   bool has_other = false;

@@ -4,6 +4,7 @@
 #include "catalog.h"
 #include "wow/command_processor.h"
 #include "wow/event_log.h"
+#include "wow/name_key.h"
 #include "wow/testing/aggregate_spec.h"
 
 namespace eshop {
@@ -265,6 +266,17 @@ TEST_F(LegacyBrandSpec, TheStateHoldsTheOldKey) {
   EXPECT_EQ(LegacyNameKey(" Stra\u00DFe "), "stra\u00DFe");
   GivenLegacyBrand("Stra\u00DFe");
   spec_.ExpectState(Named{"Stra\u00DFe", "stra\u00DFe"});
+}
+
+// What `wow reservations lookalikes` relies on: the rule applied to a name's old key gives the
+// name's key.
+TEST(LegacyNameKeys, TheRuleOfAnOldKeyIsTheRuleOfItsName) {
+  for (const char* name :
+       {"Contoso", "Stra\u00DFe", "STRASSE", "Con\u00ADtoso", "\uFF23\uFF4F\uFF4E\uFF54\uFF4F",
+        "P\u0430yPal", "\u041C\u0456\u0441rosoft", "\u0130stanbul", "\u039F\u0394\u039F\u03A3",
+        "\u13AApple", "\u042F\u043D\u0434\u0435\u043A\u0441 Go", "\uFB01ne", "\u00C4PFEL"}) {
+    EXPECT_EQ(wow::MakeNameKey(LegacyNameKey(name)).key, wow::MakeNameKey(name).key) << name;
+  }
 }
 
 TEST_F(LegacyBrandSpec, ARenameReleasesTheOldKey) {

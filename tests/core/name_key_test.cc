@@ -89,7 +89,8 @@ TEST(NameKey, LatinLookalikesOfAnotherScriptInALatinNameAreLatin) {
   EXPECT_EQ(KeyOf("P\u0410YPAL"), "paypal");                  // Cyrillic А
   EXPECT_EQ(KeyOf("M\u0456\u0441rosoft"), "microsoft");       // Cyrillic і, с; the m kept
   EXPECT_EQ(KeyOf("Micr\u03BFsoft"), "microsoft");            // Greek ο
-  EXPECT_EQ(KeyOf("\u041C\u0456\u0441rosoft"), "microsoft");  // Cyrillic М: its case is kept
+  EXPECT_EQ(KeyOf("\u041C\u0456\u0441rosoft"), "microsoft");  // Cyrillic М
+  EXPECT_EQ(KeyOf("\u043C\u0456\u0441rosoft"), "microsoft");  // Cyrillic м, as its capital
   EXPECT_EQ(KeyOf("\u0391pple"), "apple");                    // Greek Α
   EXPECT_EQ(KeyOf("\u13AApple"), "apple");                    // Cherokee Ꭺ
   EXPECT_EQ(KeyOf("Appl\u0435"), "apple");                    // Cyrillic е

@@ -145,7 +145,7 @@ TEST_F(CatalogService, SharpSAndAMixedScriptLookalikeAreOneName) {
   CreateOk("PayPal");
   EXPECT_EQ(Create("P\u0430yPal").json.value("code", ""), "NAME_TAKEN");
   CreateOk("\u041C\u043E\u0441\u043A\u0432\u0430");  // Москва: Cyrillic alone
-  CreateOk("\u6771\u4EAC");                            // 東京
+  CreateOk("\u6771\u4EAC");                          // 東京
 }
 
 TEST_F(CatalogService, RenameMovesTheNameAndFreesTheOldOne) {
