@@ -1,6 +1,8 @@
 #include "format.h"
 
 #include <fmt/format.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
 
 #include <algorithm>
 #include <charconv>
@@ -16,6 +18,16 @@ namespace {
 using nlohmann::json;
 
 constexpr EpochMillis kMillisPerDay = 86'400'000;
+
+// Whether `c` shows nothing or changes how the text around it shows: default-ignorable (the
+// zero-width space, the soft hyphen, the joiners), a bidirectional control, a line or paragraph
+// separator.
+bool Invisible(UChar32 c) {
+  const int8_t type = u_charType(c);
+  return u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT) ||
+         u_hasBinaryProperty(c, UCHAR_BIDI_CONTROL) || type == U_LINE_SEPARATOR ||
+         type == U_PARAGRAPH_SEPARATOR;
+}
 
 // Parses exactly `digits` decimal digits at text[at]; nullopt otherwise.
 std::optional<int> Digits(std::string_view text, std::size_t at, std::size_t digits) {
@@ -126,17 +138,22 @@ std::string Printable(std::string_view text, std::size_t max) {
   if (cut) text = text.substr(0, max);
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < length;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0) {
+      for (int32_t k = start; k < i; ++k) out += fmt::format("\\x{:02x}", bytes[k]);  // not UTF-8
+    } else if (c < 0x20 || c == 0x7F) {
       out += fmt::format("\\x{:02x}", c);
     } else if (c == '\\') {
       out += "\\\\";
-    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else if ((c >= 0x80 && c <= 0x9F) || Invisible(c)) {
+      out += c <= 0xFFFF ? fmt::format("\\u{:04x}", c) : fmt::format("\\U{:08x}", c);
     } else {
-      out += static_cast<char>(c);
+      out.append(text.substr(start, i - start));
     }
   }
   if (cut) out += "...";
