@@ -12,18 +12,19 @@
 //   4. Confusables: in a name with Latin letters, each letter of another script that looks like
 //      Latin text (the UTS #39 skeleton of its case folding or of its capital is Latin text,
 //      ASCII first) becomes that text: Cyrillic а is a, so pаypal is paypal; Cyrillic і is i;
-//      Cyrillic м and М are m.
-//      Latin letters, and every letter of a name without Latin letters, are kept as they are.
+//      Cyrillic м and М are m. Latin letters, and every letter of a name without Latin letters,
+//      are kept as they are.
 //   5. NFKC_Casefold: case folding for every script (Straße and STRASSE are one), NFC, and every
 //      default-ignorable code point removed (the soft hyphen, the zero-width space and joiners,
 //      the word joiner, the bidirectional marks). White space the folding leaves at either end
 //      is trimmed; a name with nothing left is blank.
 // Why not the UTS #39 skeleton itself: it maps Latin letters too (m to rn, 1 to l, 0 to O), so
-// it would merge Burn and Bum and change the key of every name with an m, and skeletons of only
-// the mixed-script names would miss Mіcrosoft (the skeleton is rnicrosoft). What stays distinct:
-// names that differ in a visible letter of one script (Burn and Bum, café and cafe, B0B and BOB),
-// a name in another script alone that looks like a Latin one (Cyrillic сосо and Latin coco),
-// names of scripts other than Latin mixed together, runs of inner spaces of different lengths.
+// as every name's key it would merge Burn and Bum and change the key of every name with an m;
+// as the key of the mixed-script names only, it would key Mіcrosoft (a Cyrillic і) rnicrosoft,
+// beside microsoft. What stays distinct: names that differ in a visible letter of one script (Burn
+// and Bum, café and cafe, B0B and BOB), a name in another script alone that looks like a Latin
+// one (Cyrillic сосо and Latin coco), names of scripts other than Latin mixed together, runs of
+// inner spaces of different lengths.
 // The rule is idempotent (the key of a key is the key) and blind to case (a name lower-cased has
 // the name's key).
 //
@@ -51,7 +52,7 @@ struct NameKeyResult {
 
 // The key of `name` (the rule above). Every outcome of any input is a value; throws
 // Error(kInternal) only when ICU has no data (a broken installation). The key may be longer than
-// the name (NFKC expands some characters: U+FDFA is 18 letters); check its length against the
+// the name (NFKC expands some characters: U+FDFA is 18 characters); check its length against the
 // store's limit (kMaxReservationKeyBytes) before reserving it.
 NameKeyResult MakeNameKey(std::string_view name);
 
