@@ -10,7 +10,8 @@
 // Events recorded before the events carried a key took LegacyNameKey's key, and the state
 // takes that one for them, so a rename or a delete of such a brand still finds the key it holds.
 //
-// Thread-safety: the aggregate types are immutable once built; LegacyNameKey is thread-safe.
+// Thread-safety: the aggregate types are immutable once built; CheckName and LegacyNameKey are
+// safe to call from any thread.
 #pragma once
 
 #include <memory>
