@@ -557,6 +557,9 @@ TEST_F(WowToolTest, ReservationsLookalikesListsTheKeysTheNameKeyRuleMergesChange
   EXPECT_THAT(changed, EndsWith("changed"));
   EXPECT_EQ(text.out.find("fabrikam"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("northwind"), std::string::npos) << text.out;
+  // Padded by terminal columns: the full-width key takes 14, the widest.
+  EXPECT_THAT(text.out, HasSubstr("\uFF43\uFF4F\uFF4E\uFF54\uFF4F\uFF53\uFF4F  confirmed"));
+  EXPECT_THAT(text.out, HasSubstr("stra\u00DFe" + std::string(10, ' ') + "confirmed"));
 
   const Result js = Run({"--json", "reservations", "lookalikes", "--aggregate", "brand", "--tenant",
                          "acme", "--namespace", kBrandNames});

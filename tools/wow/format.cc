@@ -54,6 +54,29 @@ std::string HoldsText(const std::set<std::string>& holds) {
   return text.empty() ? "-" : text;
 }
 
+// The terminal columns `text` takes: two for a wide or full-width character, none for a combining
+// mark or an invisible one, one for the others (and for each byte that is not UTF-8).
+std::size_t Columns(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  std::size_t columns = 0;
+  for (int32_t i = 0; i < length;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0) {
+      columns += static_cast<std::size_t>(i - start);
+      continue;
+    }
+    const int8_t type = u_charType(c);
+    if (type == U_NON_SPACING_MARK || type == U_ENCLOSING_MARK || Invisible(c)) continue;
+    const auto width =
+        static_cast<UEastAsianWidth>(u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH));
+    columns += width == U_EA_WIDE || width == U_EA_FULLWIDTH ? 2 : 1;
+  }
+  return columns;
+}
+
 }  // namespace
 
 std::string FormatTime(EpochMillis millis) {
@@ -251,14 +274,14 @@ std::string Table(const std::vector<std::vector<std::string>>& rows,
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
   }
   std::string text;
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i > 0) line += "  ";
-      const std::string pad(widths[i] - row[i].size(), ' ');
+      const std::string pad(widths[i] - Columns(row[i]), ' ');
       line += right.contains(i) ? pad + row[i] : row[i] + pad;
     }
     line.erase(line.find_last_not_of(' ') + 1);

@@ -56,8 +56,9 @@ std::string ReservationText(const Reservation& reservation, EpochMillis now);
 
 nlohmann::json TimerJson(const Timer& timer);
 
-// Rows as a table: columns padded to their widest cell, two spaces apart; the columns whose
-// index is in `right` aligned right. Each row ends with a newline; trailing blanks are trimmed.
+// Rows as a table: columns padded to their widest cell (in terminal columns: a full-width or wide
+// character takes two), two spaces apart; the columns whose index is in `right` aligned right.
+// Each row ends with a newline; trailing blanks are trimmed.
 std::string Table(const std::vector<std::vector<std::string>>& rows,
                   const std::set<std::size_t>& right = {});
 // A timer as "field  value" lines, for find.
