@@ -2,10 +2,13 @@
 
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
-#include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
+#include <variant>
+
 #include "wow/error.h"
+#include "wow/name_key.h"
+#include "wow/reservation_store.h"
 
 namespace eshop {
 namespace {
@@ -13,83 +16,15 @@ namespace {
 using wow::Decision;
 using wow::DecideScope;
 
-icu::UnicodeString TrimmedUnicode(std::string_view name) {
-  icu::UnicodeString text = icu::UnicodeString::fromUTF8(
-      icu::StringPiece(name.data(), static_cast<int32_t>(name.size())));
-  int32_t begin = 0;
-  int32_t end = text.length();
-  while (begin < end && u_isUWhiteSpace(text.char32At(begin))) begin = text.moveIndex32(begin, 1);
-  while (end > begin && u_isUWhiteSpace(text.char32At(text.moveIndex32(end, -1)))) {
-    end = text.moveIndex32(end, -1);
-  }
-  return icu::UnicodeString(text, begin, end - begin);
-}
-
-std::string ToUtf8(const icu::UnicodeString& text) {
-  std::string out;
-  text.toUTF8String(out);
-  return out;
-}
-
-// The kind of named aggregate: the brand or the category, with its namespace and messages.
-template <typename Create, typename Rename, typename Created, typename Renamed>
-std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std::string_view ns,
-                                                           std::string noun) {
-  // Rejects a blank or over-long name, or one another aggregate of this type holds; nullopt when
-  // this aggregate may take `name`.
-  auto take = [ns, noun](const std::string& name, DecideScope& scope) -> std::optional<Decision> {
-    const std::string trimmed = TrimName(name);
-    if (trimmed.empty()) {
-      return Decision::Reject(std::string(rejections::kBlankName), "A " + noun + " needs a name.");
-    }
-    if (trimmed.size() > kMaxNameBytes) {
-      return Decision::Reject(std::string(rejections::kNameTooLong),
-                              "A " + noun + " name has at most " + std::to_string(kMaxNameBytes) +
-                                  " bytes.");
-    }
-    if (!scope.Reserve(ns, NameKey(name))) {
-      return Decision::Reject(std::string(rejections::kNameTaken),
-                              "Another " + noun + " is named \"" + trimmed + "\".");
-    }
-    return std::nullopt;
-  };
-  auto aggregate = std::make_shared<wow::AggregateType<Named>>(std::move(type));
-  aggregate->Apply<Created>([](Named& s, const Created& e) { s.name = e.name; })
-      .template Apply<Renamed>([](Named& s, const Renamed& e) { s.name = e.name; })
-      .template Decide<Create>([take, noun](const Named& s, const Create& c, DecideScope& scope) {
-        if (!s.name.empty()) {
-          return Decision::Reject(std::string(rejections::kAlreadyCreated),
-                                  "This " + noun + " exists already.");
-        }
-        if (auto refused = take(c.name, scope)) return *refused;
-        return Decision::Events(Created{TrimName(c.name)});
-      })
-      .template Decide<Rename>([take, ns, noun](const Named& s, const Rename& c, DecideScope& scope) {
-        if (s.name.empty()) {
-          return Decision::Reject(std::string(rejections::kNotFound), "No such " + noun + ".");
-        }
-        if (TrimName(c.name) == s.name) return Decision::NoOp();
-        if (auto refused = take(c.name, scope)) return *refused;
-        // A new spelling of the same name keeps its key.
-        if (NameKey(c.name) != NameKey(s.name)) scope.Release(ns, NameKey(s.name));
-        return Decision::Events(Renamed{TrimName(c.name)});
-      });
-  return aggregate;
-}
-
-}  // namespace
-
-std::string TrimName(std::string_view name) { return ToUtf8(TrimmedUnicode(name)); }
-
 // ICU's NFC normaliser and root locale, built once. ICU builds them lazily with its own
 // once-flags; building them under a C++ static makes the hand-over to other threads one that
 // ThreadSanitizer (and the language) sees.
-struct NameKeyIcu {
+struct LegacyIcu {
   const icu::Normalizer2* nfc;
   const icu::Locale* root;
 };
-const NameKeyIcu& Icu() {
-  static const NameKeyIcu icu = [] {
+const LegacyIcu& Icu() {
+  static const LegacyIcu icu = [] {
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
     if (U_FAILURE(status)) {
@@ -100,21 +35,107 @@ const NameKeyIcu& Icu() {
     icu::UnicodeString probe = icu::UnicodeString::fromUTF8("A\u0308 \u03A3");
     probe.toLower(root);  // loads the case-mapping data now, under this static
     nfc->normalize(probe, status);
-    return NameKeyIcu{nfc, &root};
+    return LegacyIcu{nfc, &root};
   }();
   return icu;
 }
 
-std::string NameKey(std::string_view name) {
-  icu::UnicodeString text = TrimmedUnicode(name);
+// The state of an aggregate named `name` holding `key`; an event recorded before events carried
+// the key reserved LegacyNameKey(name).
+Named NamedBy(const std::string& name, const std::string& key) {
+  return Named{name, key.empty() ? LegacyNameKey(name) : key};
+}
+
+// The kind of named aggregate: the brand or the category, with its namespace and messages.
+template <typename Create, typename Rename, typename Created, typename Renamed>
+std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std::string_view ns,
+                                                           std::string noun) {
+  // Reserves the key of `name` for this aggregate. Returns the name checked, or the rejection of
+  // a name CheckName refuses, or of one another aggregate holds.
+  auto take = [ns, noun](const std::string& name,
+                         DecideScope& scope) -> std::variant<CheckedName, Decision> {
+    CheckedName checked = CheckName(name, noun);
+    if (!checked.code.empty()) return Decision::Reject(checked.code, checked.message);
+    if (!scope.Reserve(ns, checked.key)) {
+      return Decision::Reject(std::string(rejections::kNameTaken),
+                              "Another " + noun + " is named \"" + checked.name + "\".");
+    }
+    return checked;
+  };
+  auto aggregate = std::make_shared<wow::AggregateType<Named>>(std::move(type));
+  aggregate->Apply<Created>([](Named& s, const Created& e) { s = NamedBy(e.name, e.key); })
+      .template Apply<Renamed>([](Named& s, const Renamed& e) { s = NamedBy(e.name, e.key); })
+      .template Decide<Create>([take, noun](const Named& s, const Create& c, DecideScope& scope) {
+        if (!s.name.empty()) {
+          return Decision::Reject(std::string(rejections::kAlreadyCreated),
+                                  "This " + noun + " exists already.");
+        }
+        auto taken = take(c.name, scope);
+        if (auto* refused = std::get_if<Decision>(&taken)) return *refused;
+        CheckedName& checked = std::get<CheckedName>(taken);
+        return Decision::Events(Created{std::move(checked.name), std::move(checked.key)});
+      })
+      .template Decide<Rename>(
+          [take, ns, noun](const Named& s, const Rename& c, DecideScope& scope) {
+            if (s.name.empty()) {
+              return Decision::Reject(std::string(rejections::kNotFound), "No such " + noun + ".");
+            }
+            if (wow::TrimName(c.name) == s.name) return Decision::NoOp();
+            auto taken = take(c.name, scope);
+            if (auto* refused = std::get_if<Decision>(&taken)) return *refused;
+            CheckedName& checked = std::get<CheckedName>(taken);
+            // A new spelling of the same name keeps its key.
+            if (checked.key != s.key) scope.Release(ns, s.key);
+            return Decision::Events(Renamed{std::move(checked.name), std::move(checked.key)});
+          });
+  return aggregate;
+}
+
+}  // namespace
+
+CheckedName CheckName(std::string_view name, std::string_view noun) {
+  CheckedName checked{wow::TrimName(name), "", "", ""};
+  const std::string a = "A " + std::string(noun);
+  wow::NameKeyResult key = wow::MakeNameKey(name);
+  switch (key.kind) {
+    case wow::NameKeyResult::Kind::kKey:
+      if (checked.name.size() > kMaxNameBytes || key.key.size() > wow::kMaxReservationKeyBytes) {
+        checked.code = rejections::kNameTooLong;
+        checked.message = a + " name has at most " + std::to_string(kMaxNameBytes) + " bytes.";
+      } else {
+        checked.key = std::move(key.key);
+      }
+      break;
+    case wow::NameKeyResult::Kind::kBlank:
+      checked.code = rejections::kBlankName;
+      checked.message = a + " needs a name.";
+      break;
+    case wow::NameKeyResult::Kind::kNotAllowed:
+      checked.code = rejections::kInvalidName;
+      checked.message = a + " name cannot contain " + wow::CodePointLabel(key.code_point) + ".";
+      break;
+    case wow::NameKeyResult::Kind::kNotUtf8:
+      checked.code = rejections::kInvalidName;
+      checked.message = a + " name is UTF-8 text.";
+      break;
+  }
+  return checked;
+}
+
+std::string LegacyNameKey(std::string_view name) {
+  const std::string trimmed = wow::TrimName(name);
+  icu::UnicodeString text = icu::UnicodeString::fromUTF8(
+      icu::StringPiece(trimmed.data(), static_cast<int32_t>(trimmed.size())));
   text.toLower(*Icu().root);
   UErrorCode status = U_ZERO_ERROR;
-  icu::UnicodeString normal = Icu().nfc->normalize(text, status);
+  const icu::UnicodeString normal = Icu().nfc->normalize(text, status);
   if (U_FAILURE(status)) {
     throw wow::Error(wow::ErrorCode::kInternal,
                      std::string("ICU cannot normalise a name: ") + u_errorName(status));
   }
-  return ToUtf8(normal);
+  std::string out;
+  normal.toUTF8String(out);
+  return out;
 }
 
 std::shared_ptr<const wow::AggregateType<Named>> BrandType() {

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "http_text.h"
 #include "wow/incidents.h"
+#include "wow/name_key.h"
 
 namespace eshop {
 namespace {
@@ -26,7 +27,7 @@ std::string NameOf(const wow::EventRecord& record) {
 }
 
 // The "name" of a command's JSON body; nullopt, with `refused` set, when the body is not a JSON
-// object with a string "name" free of control characters.
+// object with a string "name". (The aggregate checks the name.)
 std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refused) {
   const json parsed = json::parse(body.begin(), body.end(), nullptr, false);
   if (parsed.is_discarded()) {
@@ -47,12 +48,7 @@ std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refuse
     refused = ErrorReply(400, "INVALID_BODY", "\"name\" must be a string");
     return std::nullopt;
   }
-  std::string name = it->get<std::string>();
-  if (HasControlCharacter(TrimName(name))) {
-    refused = ErrorReply(400, "INVALID_NAME", "a name must not contain control characters");
-    return std::nullopt;
-  }
-  return name;
+  return it->get<std::string>();
 }
 
 // The response to a command that committed `version` of aggregate `id`.
@@ -193,27 +189,26 @@ HttpReply CatalogHandlers::Get(const NamedKind& kind, const wow::AggregateRef& r
 
 HttpReply CatalogHandlers::Lookup(const NamedKind& kind, const std::string& tenant,
                                   const std::string& name) {
-  if (!IsValidUtf8(name) || HasControlCharacter(name)) {
-    return ErrorReply(400, "INVALID_NAME",
-                      "a name is UTF-8 text without control characters (percent-encoded in "
-                      "the path)");
-  }
-  const std::string trimmed = TrimName(name);
-  if (trimmed.empty()) {
-    return ErrorReply(400, std::string(rejections::kBlankName), "a name is not blank");
-  }
-  const std::string key = NameKey(name);
-  if (trimmed.size() > kMaxNameBytes || key.size() > 512) {
-    return ErrorReply(400, std::string(rejections::kNameTooLong),
-                      "a name has at most " + std::to_string(kMaxNameBytes) + " bytes");
-  }
+  const CheckedName checked = CheckName(name, kind.noun);
+  if (!checked.code.empty()) return ErrorReply(400, checked.code, checked.message);
   const wow::ReservationScope scope{std::string(kContext), kind.aggregate, tenant, kind.ns};
-  const std::optional<wow::Reservation> reservation = processor_.reservations().Find(scope, key);
   // A pending key is held until it expires by the clock the processor reserved it by.
-  const bool live = reservation && (reservation->state == wow::ReservationState::kConfirmed ||
-                                    reservation->expires_at > processor_.clock().NowMillis());
-  if (!live) {
-    return ErrorReply(404, "NOT_FOUND", "no " + kind.noun + " holds the name \"" + trimmed + "\"");
+  auto held = [&](const std::string& key) {
+    std::optional<wow::Reservation> found = processor_.reservations().Find(scope, key);
+    if (found && found->state == wow::ReservationState::kPending &&
+        found->expires_at <= processor_.clock().NowMillis()) {
+      found.reset();
+    }
+    return found;
+  };
+  std::optional<wow::Reservation> reservation = held(checked.key);
+  // A brand named before the catalog used MakeNameKey may still hold the name's key of then.
+  if (const std::string legacy = LegacyNameKey(name); !reservation && legacy != checked.key) {
+    reservation = held(legacy);
+  }
+  if (!reservation) {
+    return ErrorReply(404, "NOT_FOUND",
+                      "no " + kind.noun + " holds the name \"" + checked.name + "\"");
   }
   json body{
       {"key", reservation->key},
@@ -279,7 +274,7 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
     case wow::CommandResult::Kind::kNoOp:
       // Only a rename to the name the aggregate has is a no-op.
       return Success(kind, action, ref.tenant_id, ref.id, result.version,
-                     name ? TrimName(*name) : "", false);
+                     name ? wow::TrimName(*name) : "", false);
     case wow::CommandResult::Kind::kDuplicate:
       return Replay(kind, action, ref, result, name);
     case wow::CommandResult::Kind::kUnknown: {
@@ -328,7 +323,7 @@ HttpReply CatalogHandlers::Replay(const NamedKind& kind, Action action,
   bool same = event.type == ExpectedEvent(kind, action) &&
               (action == Action::kCreate || original.target.id == ref.id);
   const std::string original_name = NameOf(event);
-  if (same && name) same = original_name == TrimName(*name);
+  if (same && name) same = original_name == wow::TrimName(*name);
   if (!same) {
     return ErrorReply(422, "IDEMPOTENCY_KEY_REUSED",
                       "the Idempotency-Key " + original.request_id +
@@ -343,7 +338,8 @@ HttpReply CatalogHandlers::Replay(const NamedKind& kind, Action action,
 HttpReply CatalogHandlers::Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
                                      const wow::CommandResult& result) {
   const std::string& code = result.code;
-  if (code == rejections::kBlankName || code == rejections::kNameTooLong) {
+  if (code == rejections::kBlankName || code == rejections::kInvalidName ||
+      code == rejections::kNameTooLong) {
     return ErrorReply(400, code, result.message);
   }
   if (code == rejections::kNotFound || code == wow::rejections::kAggregateNotFound) return NotFound(kind, ref);

@@ -4,6 +4,7 @@
 
 #include "catalog.h"
 #include "wow/error.h"
+#include "wow/name_key.h"
 
 namespace eshop {
 
@@ -13,9 +14,10 @@ CatalogHttp::CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<Servi
       max_body_bytes_(options.max_body_bytes),
       router_(CatalogKinds()) {
   wow::Require(metrics_ != nullptr, "CatalogHttp needs metrics");
-  // ICU builds its normaliser on first use; build it here, before the server's threads exist, so
-  // they all find it built (and ThreadSanitizer sees why).
-  NameKey("Warm-up");
+  // ICU builds its data on first use; build it here, before the server's threads exist, so they
+  // all find it built (and ThreadSanitizer sees why).
+  wow::MakeNameKey("Warm-up");
+  LegacyNameKey("Warm-up");
   handlers_ = std::make_unique<CatalogHandlers>(
       processor, *metrics_, ResendPolicy{options.resend_attempts, options.resend_backoff});
 }

@@ -21,13 +21,6 @@ inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
 // two hex digits). '+' stays '+': this is a path, not a form. The result may hold any byte.
 std::optional<std::string> PercentDecode(std::string_view s);
 
-// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
-bool IsValidUtf8(std::string_view s);
-
-// Whether `s` holds a control character: C0, DEL, or (as UTF-8) C1. REQUIRES: `s` is valid
-// UTF-8 for the C1 check to mean anything.
-bool HasControlCharacter(std::string_view s);
-
 // Whether `s` is 1 to `max` characters of [A-Za-z0-9._~-], the characters of a tenant or an id.
 bool IsIdentifier(std::string_view s, std::size_t max);
 

@@ -90,6 +90,9 @@ inline bool IsExpiredPending(const Reservation& r, EpochMillis now) {
   return r.state == ReservationState::kPending && r.expires_at <= now;
 }
 
+// The longest key a reservation store takes, in bytes.
+inline constexpr std::size_t kMaxReservationKeyBytes = 512;
+
 // Throws Error(kInvalidArgument) unless scope and key are well formed: a valid context and
 // aggregate type, a tenant of at most 256 bytes, a namespace and key of 1 to 512 bytes.
 void ValidateReservationKey(const ReservationScope& scope, std::string_view key);

@@ -11,7 +11,7 @@ void ValidateReservationKey(const ReservationScope& scope, std::string_view key)
   Require(scope.ns.size() <= 512, "reservation namespace is over 512 bytes");
   Require(!key.empty(),
           [&] { return "reservation key is empty (namespace \"" + scope.ns + "\")"; });
-  Require(key.size() <= 512,
+  Require(key.size() <= kMaxReservationKeyBytes,
           [&] { return "reservation key is over 512 bytes (namespace \"" + scope.ns + "\")"; });
 }
 

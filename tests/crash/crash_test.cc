@@ -55,6 +55,7 @@
 #include "support/temp_dir.h"
 #include "wow/command_processor.h"
 #include "wow/error.h"
+#include "wow/name_key.h"
 #include "wow/sqlite.h"
 #include "wow/stream_json.h"
 #include "wow/subscription.h"
@@ -141,12 +142,12 @@ void BrandLoop(CommandProcessor& processor, Report& report, const std::string& p
     std::string name = pick_name(3);
     CommandResult result = processor.Process(brand, CommandMessage::Of(eshop::CreateBrand{name}));
     if (result.kind != CommandResult::Kind::kAccepted) continue;
-    report.Line(AppendLine(brand, result.version, result.position, eshop::NameKey(name)));
+    report.Line(AppendLine(brand, result.version, result.position, wow::MakeNameKey(name).key));
     for (int renames = static_cast<int>(rng() % 4); renames > 0; --renames) {
       name = pick_name(2);
       result = processor.Process(brand, CommandMessage::Of(eshop::RenameBrand{name}));
       if (result.kind != CommandResult::Kind::kAccepted) continue;
-      report.Line(AppendLine(brand, result.version, result.position, eshop::NameKey(name)));
+      report.Line(AppendLine(brand, result.version, result.position, wow::MakeNameKey(name).key));
     }
   }
 }

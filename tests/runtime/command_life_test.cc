@@ -350,7 +350,7 @@ TEST_P(CommandLife, AVersionConflictReloadsAndDecidesOnTheNewState) {
   rival.version = 2;
   rival.request_id = "rival";
   rival.events = {EventRecord{std::string(eshop::BrandRenamed::kType),
-                              nlohmann::json(eshop::BrandRenamed{"Beta"}).dump()}};
+                              nlohmann::json(eshop::BrandRenamed{"Beta", "beta"}).dump()}};
   rival.reserved = {KeyFact{std::string(eshop::kBrandNames), "beta", ReservationTenancy::kTenant}};
   rival.released = {KeyFact{std::string(eshop::kBrandNames), "alpha", ReservationTenancy::kTenant}};
   auto processor = Processor(std::make_shared<RivalLandsFirst>(stores_.log, rival));

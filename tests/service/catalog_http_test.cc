@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "wow/incidents.h"
+#include "wow/name_key.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -88,7 +89,7 @@ TEST_F(CatalogHttpInProcess, ANameLookupJudgesExpiryByTheProcessorsClock) {
   const wow::ReservationScope scope{std::string(kContext), "brand", "acme",
                                     std::string(kBrandNames)};
   const wow::AggregateRef owner{std::string(kContext), "brand", "acme", "b1"};
-  ASSERT_TRUE(reservations_->Reserve(scope, NameKey("Contoso"), owner, "attempt-1",
+  ASSERT_TRUE(reservations_->Reserve(scope, wow::MakeNameKey("Contoso").key, owner, "attempt-1",
                                      std::chrono::seconds(30)));
   const HttpReply held = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
   EXPECT_EQ(held.status, 200) << held.body;
@@ -97,6 +98,36 @@ TEST_F(CatalogHttpInProcess, ANameLookupJudgesExpiryByTheProcessorsClock) {
   clock_->Advance(std::chrono::seconds(31));
   const HttpReply expired = http_->Handle("GET", "/tenants/acme/brand-names/Contoso", "", {});
   EXPECT_EQ(expired.status, 404) << expired.body;
+}
+
+TEST_F(CatalogHttpInProcess, ANameLookupFindsABrandNamedBeforeByItsOldKey) {
+  // A brand named "Straße" before the catalog used wow::MakeNameKey holds "straße"; the name's
+  // key is now "strasse".
+  const wow::ReservationScope scope{std::string(kContext), "brand", "acme",
+                                    std::string(kBrandNames)};
+  const wow::AggregateRef owner{std::string(kContext), "brand", "acme", "b1"};
+  reservations_->Confirm(scope, LegacyNameKey("Stra\u00DFe"), owner, 1);
+  const HttpReply held = http_->Handle("GET", "/tenants/acme/brand-names/Stra%C3%9Fe", "", {});
+  ASSERT_EQ(held.status, 200) << held.body;
+  EXPECT_EQ(json::parse(held.body).value("key", ""), "stra\u00DFe");
+  EXPECT_EQ(json::parse(held.body).value("owner", ""), "b1");
+  // The new key, once held, is found first.
+  const wow::AggregateRef other{std::string(kContext), "brand", "acme", "b2"};
+  reservations_->Confirm(scope, "strasse", other, 1);
+  const HttpReply now = http_->Handle("GET", "/tenants/acme/brand-names/Stra%C3%9Fe", "", {});
+  EXPECT_EQ(json::parse(now.body).value("owner", ""), "b2") << now.body;
+}
+
+TEST_F(CatalogHttpInProcess, ACharacterNotAllowedInANameIs400InvalidNameNamingIt) {
+  const HttpReply refused = Post("/tenants/acme/brands", R"({"name": "\u202Eosotnoc"})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  const json body = json::parse(refused.body);
+  EXPECT_EQ(body.value("code", ""), "INVALID_NAME");
+  EXPECT_EQ(body.value("message", ""),
+            "A brand name cannot contain U+202E RIGHT-TO-LEFT OVERRIDE.");
+  const HttpReply lookup = http_->Handle("GET", "/tenants/acme/brand-names/a%E2%80%AEb", "", {});
+  EXPECT_EQ(lookup.status, 400) << lookup.body;
+  EXPECT_EQ(json::parse(lookup.body).value("code", ""), "INVALID_NAME");
 }
 
 // (ctest runs each test in a process of its own, so the incident reported here stays here.)

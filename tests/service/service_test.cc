@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "service_process.h"
 #include "support/temp_dir.h"
+#include "wow/name_key.h"
 
 namespace wow::service_test {
 namespace {
@@ -93,19 +94,22 @@ TEST_F(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
 
 TEST_F(CatalogService, ADuplicateNameInAnotherSpellingIs409NameTaken) {
   const std::string id = CreateOk("Contoso");
-  for (const std::string spelling : {"Contoso", " contoso ", "CONTOSO", "\tcOnToSo\n"}) {
+  for (const std::string spelling :
+       {"Contoso", " contoso ", "CONTOSO", "\tcOnToSo\n", "Con\u00ADtoso", "Contoso\u200B",
+        "Con\u2060toso", "\uFF23\uFF4F\uFF4E\uFF54\uFF4F\uFF53\uFF4F", "C\u043Entoso"}) {
     const Reply reply = Create(spelling);
     EXPECT_EQ(reply.status, 409) << spelling << ": " << reply.Describe();
     EXPECT_EQ(reply.json.value("code", ""), "NAME_TAKEN");
     EXPECT_FALSE(reply.json.value("message", "").empty());
   }
   EXPECT_EQ(Holder("contoso").json.value("owner", ""), id);
+  EXPECT_EQ(Holder("Con\u00ADtoso").json.value("owner", ""), id);
   // Names are unique per tenant.
   EXPECT_EQ(Create("Contoso", "another-tenant").status, 201);
 }
 
 TEST_F(CatalogService, BlankAndOverLongNamesAre400) {
-  for (const std::string blank : {"", "   ", "\t\n"}) {
+  for (const std::string blank : {"", "   ", "\t\n", "\u200B\u200B", " \u00AD "}) {
     const Reply reply = Create(blank);
     EXPECT_EQ(reply.status, 400) << reply.Describe();
     EXPECT_EQ(reply.json.value("code", ""), "BLANK_NAME");
@@ -115,6 +119,33 @@ TEST_F(CatalogService, BlankAndOverLongNamesAre400) {
   EXPECT_EQ(long_name.json.value("code", ""), "NAME_TOO_LONG");
   EXPECT_EQ(Create(Repeat('a', eshop::kMaxNameBytes)).status, 201);
   EXPECT_EQ(ReadLog(db(), "brand", "acme").names.size(), 1u);
+}
+
+TEST_F(CatalogService, ANameWithACharacterNotAllowedIs400InvalidName) {
+  for (const std::string name : {"\u202Eosotnoc", "Con\u2067toso\u2069", "Con\uE000toso",
+                                 "Con\U000E01F0toso", "Con\ttoso", "Con\u2028toso"}) {
+    const Reply reply = Create(name);
+    EXPECT_EQ(reply.status, 400) << reply.Describe();
+    EXPECT_EQ(reply.json.value("code", ""), "INVALID_NAME");
+    EXPECT_NE(reply.json.value("message", "").find("U+"), std::string::npos) << reply.Describe();
+  }
+  const std::string id = CreateOk("Contoso");
+  const Reply rename = Rename(id, "Contoso\u202E");
+  EXPECT_EQ(rename.status, 400) << rename.Describe();
+  EXPECT_EQ(rename.json.value("code", ""), "INVALID_NAME");
+  EXPECT_EQ(Holder("Contoso\u202E").json.value("code", ""), "INVALID_NAME");
+  EXPECT_EQ(ReadLog(db(), "brand", "acme").names.size(), 1u);
+}
+
+TEST_F(CatalogService, SharpSAndAMixedScriptLookalikeAreOneName) {
+  const std::string id = CreateOk("Stra\u00DFe");
+  EXPECT_EQ(Create("STRASSE").json.value("code", ""), "NAME_TAKEN");
+  EXPECT_EQ(Holder("strasse").json.value("owner", ""), id);
+  EXPECT_EQ(Holder("strasse").json.value("key", ""), "strasse");
+  CreateOk("PayPal");
+  EXPECT_EQ(Create("P\u0430yPal").json.value("code", ""), "NAME_TAKEN");
+  CreateOk("\u041C\u043E\u0441\u043A\u0432\u0430");  // Москва: Cyrillic alone
+  CreateOk("\u6771\u4EAC");                          // 東京
 }
 
 TEST_F(CatalogService, RenameMovesTheNameAndFreesTheOldOne) {
@@ -680,7 +711,7 @@ TEST(CatalogServiceCrash, ASigkillUnderLoadLosesNoAcknowledgedBrandAndLeavesOneH
   const LogSummary log = ReadLog(db, "brand", "acme");
   std::map<std::string, std::string> owners;
   for (const auto& [id, name] : log.names) {
-    EXPECT_TRUE(owners.emplace(eshop::NameKey(name), id).second) << name << " has two brands";
+    EXPECT_TRUE(owners.emplace(wow::MakeNameKey(name).key, id).second) << name << " has two brands";
   }
   for (const std::string& name : attempted) {
     const Reply holder =

@@ -34,8 +34,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 constexpr const char* kContext = "eshop-catalog";
 constexpr const char* kBrandNames = "eshop-catalog.brand-name";
@@ -517,6 +519,73 @@ TEST_F(WowToolTest, ReservationsFindPrintsTheHolderAndListPagesANamespace) {
   EXPECT_EQ(system_keys[0]["owner"]["tenant_id"], "acme");
 }
 
+// reservations lookalikes
+
+TEST_F(WowToolTest, ReservationsLookalikesListsTheKeysTheNameKeyRuleMergesChangesOrRefuses) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  const std::vector<std::pair<std::string, std::string>> keys{
+      {"contoso", "b-1"},
+      {"contoso\u200B", "b-2"},                               // a zero-width space
+      {"\uFF43\uFF4F\uFF4E\uFF54\uFF4F\uFF53\uFF4F", "b-3"},  // full-width
+      {"stra\u00DFe", "b-4"},                                 // alone, keyed strasse
+      {"paypal", "b-5"},
+      {"p\u0430ypal", "b-6"},    // Cyrillic а
+      {"fabrikam", "b-7"},       // the rule keeps it
+      {"con\u202Etoso", "b-8"},  // refused
+  };
+  for (const auto& [key, owner] : keys) {
+    ASSERT_TRUE(store->Confirm(BrandNames("acme"), key, Brand("acme", owner), 1));
+  }
+  ASSERT_TRUE(store->Reserve(BrandNames("acme"), "northwind\u00AD", Brand("acme", "b-9"),
+                             "attempt-1", std::chrono::milliseconds(1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // expired: free, left out
+
+  const Result text = Run({"reservations", "lookalikes", "--aggregate", "brand", "--tenant", "acme",
+                           "--namespace", kBrandNames});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out,
+              HasSubstr("8 keys; the name key rule merges 5 of them into 2, changes 1, refuses 1"));
+  EXPECT_THAT(text.out, HasSubstr("contoso\\u200b")) << "the invisible character shows";
+  EXPECT_THAT(text.out, HasSubstr("con\\u202etoso"));
+  EXPECT_THAT(text.out, HasSubstr("(not allowed: U+202E RIGHT-TO-LEFT OVERRIDE)"));
+  const std::size_t sharp_s = text.out.find("stra\u00DFe");
+  ASSERT_NE(sharp_s, std::string::npos) << text.out;
+  const std::size_t line = text.out.rfind('\n', sharp_s) + 1;
+  const std::string changed = text.out.substr(line, text.out.find('\n', sharp_s) - line);
+  EXPECT_THAT(changed, StartsWith("strasse "));
+  EXPECT_THAT(changed, EndsWith("changed"));
+  EXPECT_EQ(text.out.find("fabrikam"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("northwind"), std::string::npos) << text.out;
+  // Padded by terminal columns: the full-width key takes 14, the widest.
+  EXPECT_THAT(text.out, HasSubstr("\uFF43\uFF4F\uFF4E\uFF54\uFF4F\uFF53\uFF4F  confirmed"));
+  EXPECT_THAT(text.out, HasSubstr("stra\u00DFe" + std::string(10, ' ') + "confirmed"));
+
+  const Result js = Run({"--json", "reservations", "lookalikes", "--aggregate", "brand", "--tenant",
+                         "acme", "--namespace", kBrandNames});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const json report = json::parse(js.out);
+  EXPECT_EQ(report["keys"], 8);
+  ASSERT_EQ(report["merged"].size(), 2u);
+  EXPECT_EQ(report["merged"][0]["rule_key"], "contoso");
+  ASSERT_EQ(report["merged"][0]["stored"].size(), 3u);
+  EXPECT_EQ(report["merged"][0]["stored"][1]["key"], "contoso\u200B");
+  EXPECT_EQ(report["merged"][0]["stored"][1]["owner"]["id"], "b-2");
+  EXPECT_EQ(report["merged"][1]["rule_key"], "paypal");
+  ASSERT_EQ(report["changed"].size(), 1u);
+  EXPECT_EQ(report["changed"][0]["rule_key"], "strasse");
+  EXPECT_EQ(report["changed"][0]["stored"]["key"], "stra\u00DFe");
+  ASSERT_EQ(report["refused"].size(), 1u);
+  EXPECT_EQ(report["refused"][0]["rule"], "not_allowed");
+  EXPECT_EQ(report["refused"][0]["code_point"], "U+202E");
+
+  const Result empty = Run({"reservations", "lookalikes", "--aggregate", "brand", "--tenant",
+                            "other", "--namespace", kBrandNames});
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_THAT(empty.out, HasSubstr("0 keys; the name key rule merges 0 of them into 0"));
+  EXPECT_EQ(Run({"reservations", "lookalikes", "--aggregate", "brand"}).exit_code, 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // timers find | due
 
@@ -841,6 +910,18 @@ TEST_F(WowToolTest, TextOutputEscapesControlCharacters) {
   EXPECT_EQ(list.out.find('\x07'), std::string::npos) << list.out;
   EXPECT_EQ(list.out.find("\u009b"), std::string::npos) << list.out;
   EXPECT_THAT(list.out, HasSubstr("evil\\x1b]0;owned\\x07\\x1b[2J\\u009b"));
+}
+
+TEST_F(WowToolTest, TextOutputShowsInvisibleCharactersEscaped) {
+  Log();
+  auto store = NewSqliteReservationStore(Db(), SystemClock::Instance());
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "con\u200Btoso\u202E\u2028\U000E0041\xFF",
+                             Brand("acme", "b-1"), 1));
+  const Result list = Run({"reservations", "list", "--aggregate", "brand", "--tenant", "acme",
+                           "--namespace", kBrandNames});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find("\u202E"), std::string::npos) << list.out;
+  EXPECT_THAT(list.out, HasSubstr("con\\u200btoso\\u202e\\u2028\\U000e0041\\xff"));
 }
 
 TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {

@@ -1,6 +1,8 @@
 #include "format.h"
 
 #include <fmt/format.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
 
 #include <algorithm>
 #include <charconv>
@@ -16,6 +18,16 @@ namespace {
 using nlohmann::json;
 
 constexpr EpochMillis kMillisPerDay = 86'400'000;
+
+// Whether `c` shows nothing or changes how the text around it shows: default-ignorable (the
+// zero-width space, the soft hyphen, the joiners), a bidirectional control, a line or paragraph
+// separator.
+bool Invisible(UChar32 c) {
+  const int8_t type = u_charType(c);
+  return u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT) ||
+         u_hasBinaryProperty(c, UCHAR_BIDI_CONTROL) || type == U_LINE_SEPARATOR ||
+         type == U_PARAGRAPH_SEPARATOR;
+}
 
 // Parses exactly `digits` decimal digits at text[at]; nullopt otherwise.
 std::optional<int> Digits(std::string_view text, std::size_t at, std::size_t digits) {
@@ -40,6 +52,29 @@ std::string HoldsText(const std::set<std::string>& holds) {
     text += hold;
   }
   return text.empty() ? "-" : text;
+}
+
+// The terminal columns `text` takes: two for a wide or full-width character, none for a combining
+// mark or an invisible one, one for the others (and for each byte that is not UTF-8).
+std::size_t Columns(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  std::size_t columns = 0;
+  for (int32_t i = 0; i < length;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0) {
+      columns += static_cast<std::size_t>(i - start);
+      continue;
+    }
+    const int8_t type = u_charType(c);
+    if (type == U_NON_SPACING_MARK || type == U_ENCLOSING_MARK || Invisible(c)) continue;
+    const auto width =
+        static_cast<UEastAsianWidth>(u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH));
+    columns += width == U_EA_WIDE || width == U_EA_FULLWIDTH ? 2 : 1;
+  }
+  return columns;
 }
 
 }  // namespace
@@ -126,17 +161,22 @@ std::string Printable(std::string_view text, std::size_t max) {
   if (cut) text = text.substr(0, max);
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < length;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0) {
+      for (int32_t k = start; k < i; ++k) out += fmt::format("\\x{:02x}", bytes[k]);  // not UTF-8
+    } else if (c < 0x20 || c == 0x7F) {
       out += fmt::format("\\x{:02x}", c);
     } else if (c == '\\') {
       out += "\\\\";
-    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else if ((c >= 0x80 && c <= 0x9F) || Invisible(c)) {
+      out += c <= 0xFFFF ? fmt::format("\\u{:04x}", c) : fmt::format("\\U{:08x}", c);
     } else {
-      out += static_cast<char>(c);
+      out.append(text.substr(start, i - start));
     }
   }
   if (cut) out += "...";
@@ -234,14 +274,14 @@ std::string Table(const std::vector<std::vector<std::string>>& rows,
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
   }
   std::string text;
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i > 0) line += "  ";
-      const std::string pad(widths[i] - row[i].size(), ' ');
+      const std::string pad(widths[i] - Columns(row[i]), ' ');
       line += right.contains(i) ? pad + row[i] : row[i] + pad;
     }
     line.erase(line.find_last_not_of(' ') + 1);

@@ -29,9 +29,12 @@ std::optional<EpochMillis> ParseIsoTime(std::string_view text);
 // "now", milliseconds since the epoch, or an ISO-8601 time. nullopt when none of these.
 std::optional<EpochMillis> ParseTimeArgument(std::string_view text, EpochMillis now);
 
-// `text` safe to print on a terminal: each control character (C0, DEL, and C1 as UTF-8) written
-// as \xNN (C1: \u0080 to \u009f) and a backslash as \\, so no stored byte sends an escape
-// sequence; at most `max` bytes of `text` are shown, then "..." when it is longer.
+// `text` safe to print on a terminal and read by people: each control character (C0, DEL, and C1
+// as UTF-8) and each byte that is not UTF-8 written as \xNN (C1: \u0080 to \u009f), each
+// invisible character (default-ignorable, a bidirectional control, a line or paragraph
+// separator) as \uXXXX (\UXXXXXXXX beyond the BMP) and a backslash as \\, so no stored byte
+// sends an escape sequence, reorders the line or hides; at most `max` bytes of `text` are shown,
+// then "..." when it is longer.
 std::string Printable(std::string_view text, std::size_t max = std::string_view::npos);
 
 // A tenant for people: the tenant, or "(system)" for the system tenant.
@@ -53,8 +56,9 @@ std::string ReservationText(const Reservation& reservation, EpochMillis now);
 
 nlohmann::json TimerJson(const Timer& timer);
 
-// Rows as a table: columns padded to their widest cell, two spaces apart; the columns whose
-// index is in `right` aligned right. Each row ends with a newline; trailing blanks are trimmed.
+// Rows as a table: columns padded to their widest cell (in terminal columns: a full-width or wide
+// character takes two), two spaces apart; the columns whose index is in `right` aligned right.
+// Each row ends with a newline; trailing blanks are trimmed.
 std::string Table(const std::vector<std::vector<std::string>>& rows,
                   const std::set<std::size_t>& right = {});
 // A timer as "field  value" lines, for find.

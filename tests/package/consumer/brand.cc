@@ -4,6 +4,7 @@
 
 #include <wow/command_processor.h>
 #include <wow/event_log.h>
+#include <wow/name_key.h>
 #include <wow/reservation_store.h>
 
 namespace consumer {
@@ -12,7 +13,10 @@ std::shared_ptr<wow::AggregateType<Brand>> BrandType() {
   auto brand = std::make_shared<wow::AggregateType<Brand>>("brand");
   brand->Apply<BrandCreated>([](Brand& s, const BrandCreated& e) { s.name = e.name; })
       .Decide<CreateBrand>([](const Brand&, const CreateBrand& c, wow::DecideScope& scope) {
-        if (!scope.Reserve(kBrandNames, c.name)) {
+        // The library's name key (on ICU, which an installed user links through the package).
+        const wow::NameKeyResult key = wow::MakeNameKey(c.name);
+        if (!key.ok()) return wow::Decision::Reject("INVALID_NAME", "Not a name: " + c.name);
+        if (!scope.Reserve(kBrandNames, key.key)) {
           return wow::Decision::Reject("NAME_TAKEN", "Another brand is named " + c.name);
         }
         return wow::Decision::Events(BrandCreated{c.name});
@@ -40,9 +44,9 @@ int CheckBrands(std::shared_ptr<wow::EventLog> log, std::shared_ptr<wow::Reserva
   check(first.version == 1, "the first brand is at version 1");
 
   wow::CommandResult second =
-      processor.Process(b2, wow::CommandMessage::Of(CreateBrand{"contoso"}));
+      processor.Process(b2, wow::CommandMessage::Of(CreateBrand{"CON\u00ADTOSO"}));
   check(second.kind == wow::CommandResult::Kind::kRejected, "the second brand is rejected");
-  check(second.code == "NAME_TAKEN", "the second brand's code is NAME_TAKEN");
+  check(second.code == "NAME_TAKEN", "the second brand's code is NAME_TAKEN (one name key)");
 
   wow::LoadedAggregate loaded = processor.Load(b1);
   check(loaded.version == 1 && loaded.As<Brand>().name == "contoso", "b-1 loads with its name");
