@@ -437,6 +437,7 @@ class TimerServiceTest : public Runtime {
  protected:
   void SetUp() override {
     Runtime::SetUp();
+    if (IsSkipped()) return;  // a backend whose server is not there
     processor_ = Processor();
     processor_->Register(PingerType());
     runner_ = std::make_unique<SubscriptionRunner>(
