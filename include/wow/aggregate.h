@@ -189,7 +189,7 @@ class AggregateType final : public AggregateBehavior {
   using DecideFn = std::function<Decision(const State&, const nlohmann::json&, DecideScope&)>;
 
   // REQUIRES: `name` passes ValidateTypeName (else Error(kInvalidArgument)).
-  explicit AggregateType(std::string name) : name_(std::move(name)) {
+  explicit AggregateType(std::string_view name) : name_(name) {
     ValidateTypeName(name_, "aggregate type");
   }
 

@@ -183,7 +183,7 @@ class EventLog {
 
 // The reference implementation: the whole log in memory, gone with the process. Thread-safe.
 // `clock` judges leases.
-std::unique_ptr<EventLog> NewMemoryEventLog(std::string context,
+std::unique_ptr<EventLog> NewMemoryEventLog(std::string_view context,
                                             std::shared_ptr<const Clock> clock);
 
 }  // namespace wow

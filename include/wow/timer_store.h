@@ -120,6 +120,6 @@ class TimerStore {
 
 // The reference implementation: every timer in memory, gone with the process. Thread-safe.
 // `partitions` is the partition count of the context's log, for checking Timer::partition.
-std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string context, int partitions);
+std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string_view context, int partitions);
 
 }  // namespace wow

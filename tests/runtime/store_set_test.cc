@@ -144,6 +144,16 @@ TEST(OpenStoresTest, WithReplacesStoresByWrappersAndKeepsTheSetsPromise) {
   EXPECT_EQ(counting->appends.load(), 1);
 }
 
+TEST(StoreSetTest, FactoriesAndTypesTakeStringViewConstants) {
+  constexpr std::string_view kShop = "shop";
+  constexpr std::string_view kBrand = "brand";
+  auto clock = std::make_shared<ManualClock>();
+  EXPECT_EQ(NewMemoryEventLog(kShop, clock)->context(), "shop");
+  EXPECT_NO_THROW(NewMemoryTimerStore(kShop, 1));
+  EXPECT_EQ(OpenStores("memory:", kShop).context(), "shop");
+  EXPECT_EQ(AggregateType<int>(kBrand).name(), "brand");
+}
+
 TEST(NodeTest, WaitUntilCaughtUpNeedsTheNodesSubscriptions) {
   NodeOptions options;
   options.run_subscriptions = false;
