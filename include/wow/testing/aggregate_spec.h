@@ -13,7 +13,7 @@
 // last command set, and AdvanceTime moves the clock and fires the timers then due through the
 // real timer subscription and TimerService, so their commands run against the spec's aggregate:
 //
-//   spec.When(accounts::Register{"ada@example.com"})
+//   spec.When(accounts::RegisterAccount{"ada@example.com"})
 //       .ExpectTimerScheduled("verification", spec.clock().NowMillis() + 86'400'000,
 //                             spec.self(), accounts::ExpireUnverified{});
 //   spec.AdvanceTime(std::chrono::hours(24)).ExpectEvents(accounts::AccountExpired{});
