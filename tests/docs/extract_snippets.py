@@ -7,8 +7,8 @@ Every ```cpp block is compiled, in the document's order, so a block sees the dec
 blocks above it. A block is at namespace scope unless the comment `<!-- snippet: function -->`
 stands on a line of its own just above it: then it is the body of a function of its own (for
 statements). `<!-- snippet: skip -->` leaves a block out (say, one that shows code that must not
-compile). Its #include lines go to the top of the unit. `#line` directives point compile errors at
-the document's own lines.
+compile). Its #include lines go to the top of the unit, and a `#pragma once` (a header shown as
+a block) is left out. `#line` directives point compile errors at the document's own lines.
 """
 import pathlib
 import re
@@ -50,8 +50,8 @@ def main():
         count += 1
         kept = []
         for offset, line in enumerate(code):
-            if line.startswith("#include"):
-                if line not in includes:
+            if line.startswith("#include") or line.strip() == "#pragma once":
+                if line.startswith("#include") and line not in includes:
                     includes.append(line)
                 kept.append("")  # keeps the #line numbering
             else:
