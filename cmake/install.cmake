@@ -35,11 +35,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/wow DESTINATION ${CMAKE_INSTALL_
 # wow_store_common has no public header: it is installed because the static backends link it.
 # wow_stores (OpenStores) links every backend the build has, so it goes with the SQLite component
 # when there is one, else with core.
-# The MongoDB backend (wow_mongo, when built) goes with wow_stores, which links it.
+# The MongoDB backend (wow_mongo, when built, with the log's algorithm wow_mongo_log that it links)
+# goes with wow_stores, which links it.
 set(_wow_core_libs wow_core wow_store_common wow_memory)
 set(_wow_stores_libs wow_stores)
 if(TARGET wow_mongo)
-  list(PREPEND _wow_stores_libs wow_mongo)
+  list(PREPEND _wow_stores_libs wow_mongo wow_mongo_log)
 endif()
 if(NOT TARGET wow_sqlite)
   list(APPEND _wow_core_libs ${_wow_stores_libs})
@@ -87,7 +88,8 @@ if(TARGET wow_sqlite)
 endif()
 set(WOW_WITH_MONGO_INSTALLED OFF)
 if(TARGET wow_mongo)
-  string(REPLACE "-lwow_stores" "-lwow_stores -lwow_mongo" WOW_PC_LIBS "${WOW_PC_LIBS}")
+  string(REPLACE "-lwow_stores" "-lwow_stores -lwow_mongo -lwow_mongo_log" WOW_PC_LIBS
+         "${WOW_PC_LIBS}")
   string(APPEND WOW_PC_REQUIRES_PRIVATE " libmongoc-1.0")
   set(WOW_WITH_MONGO_INSTALLED ON)
 endif()

@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 
+#include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/mongo_options.h"
 #include "wow/reservation_store.h"
@@ -67,5 +68,16 @@ const MongoDeploymentInfo& Describe(const MongoDeployment& deployment);
 // (Error(kInvalidArgument) otherwise).
 std::unique_ptr<ReservationStore> NewMongoReservationStore(
     std::shared_ptr<MongoDeployment> deployment, std::shared_ptr<const Clock> clock);
+
+// The event log of `context` on `deployment` (seed 002): a collection per aggregate type, a
+// counter per partition, appends without transactions that several processes (nodes) may make
+// at once, and a tail that never steps over a sequence where a stream may still land
+// (docs/MONGODB.md). `clock` judges leases and times stalls. Tenants, ids and request ids must
+// be UTF-8 without NUL bytes (a stream with one is refused). Throws Error(kInvalidArgument) for
+// a malformed context or options.
+std::unique_ptr<EventLog> NewMongoEventLog(std::shared_ptr<MongoDeployment> deployment,
+                                           std::string context,
+                                           std::shared_ptr<const Clock> clock,
+                                           MongoLogOptions options = {});
 
 }  // namespace wow

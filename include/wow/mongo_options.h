@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace wow {
@@ -34,6 +35,18 @@ struct MongoOptions {
   // How long an operation waits for a connection of the pool when all are in use
   // (waitQueueTimeoutMS), unless the URI sets it; then Error(kUnavailable).
   std::chrono::milliseconds wait_queue_timeout{5'000};
+};
+
+// How the MongoDB event log (NewMongoEventLog, wow/mongo.h) runs its multi-node algorithm
+// (docs/MONGODB.md).
+struct MongoLogOptions {
+  // Sequences a node reserves at least per block on a partition's counter. A block's unused
+  // sequences hold back every tail until this node uses them or another node seals them after
+  // stall_grace; 1 (the default) reserves what each call needs.
+  std::int64_t block_size = 1;
+  // How long a tail waits at a missing sequence before it resolves it: closes this node's own
+  // unused sequence, or seals another node's block. Longer than any append takes.
+  std::chrono::milliseconds stall_grace{2'000};
 };
 
 }  // namespace wow

@@ -50,6 +50,9 @@ struct Backend {
   std::function<std::unique_ptr<TimerStore>(const BackendEnv&, const std::string& context,
                                             int partitions)>
       timers;
+  // The share, in percent, of the suites' heaviest loads (the concurrent appends) this backend
+  // runs: the MongoDB test server, a test double in one Node.js process, runs a tenth.
+  int load_percent = 100;
 };
 
 inline std::ostream& operator<<(std::ostream& out, const Backend& backend) {

@@ -12,7 +12,8 @@ namespace {
 
 using testing_support::MongoTestServer;
 
-Backend MongoBackend(std::string name, std::function<std::optional<std::string>()> uri) {
+Backend MongoBackend(std::string name, std::function<std::optional<std::string>()> uri,
+                     int load_percent) {
   return Backend{
       std::move(name),
       [uri](const BackendEnv& env) -> std::unique_ptr<ReservationStore> {
@@ -20,10 +21,15 @@ Backend MongoBackend(std::string name, std::function<std::optional<std::string>(
         if (!at) return nullptr;
         return NewMongoReservationStore(testing_support::FreshMongoDeployment(*at), env.clock);
       },
-      [](const BackendEnv&, const std::string&) -> std::unique_ptr<EventLog> { return nullptr; },
+      [uri](const BackendEnv& env, const std::string& context) -> std::unique_ptr<EventLog> {
+        const std::optional<std::string> at = uri();
+        if (!at) return nullptr;
+        return NewMongoEventLog(testing_support::FreshMongoDeployment(*at), context, env.clock);
+      },
       [](const BackendEnv&, const std::string&, int) -> std::unique_ptr<TimerStore> {
         return nullptr;
       },
+      load_percent,
   };
 }
 
@@ -31,9 +37,9 @@ std::vector<Backend> MongoBackends() {
   std::vector<Backend> backends = {MongoBackend("MongoTestServer", []() -> std::optional<std::string> {
     if (MongoTestServer::Unavailable()) return std::nullopt;
     return testing_support::SharedMongoTestServer().uri();
-  })};
+  }, /*load_percent=*/10)};
   if (testing_support::RealMongoUri()) {
-    backends.push_back(MongoBackend("MongoReplicaSet", testing_support::RealMongoUri));
+    backends.push_back(MongoBackend("MongoReplicaSet", testing_support::RealMongoUri, 100));
   }
   return backends;
 }
@@ -41,6 +47,8 @@ std::vector<Backend> MongoBackends() {
 INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreContract, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreModel, ::testing::ValuesIn(MongoBackends()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Mongo, EventLogContract, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 
 }  // namespace

@@ -11,7 +11,7 @@ constexpr std::uint32_t kAlreadyInitialized = 23;  // shardCollection of a shard
 }  // namespace
 
 FindCommand FormatRecordQuery(const std::string& name) {
-  FindCommand command{kCollectionsRegistry, NewBson(), nullptr, 1};
+  FindCommand command{kCollectionsRegistry, NewBson(), nullptr, 1, nullptr};
   AppendText(command.filter.get(), "_id", name);
   return command;
 }

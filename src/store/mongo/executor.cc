@@ -24,6 +24,16 @@ struct ReadConcernDeleter {
   void operator()(mongoc_read_concern_t* concern) const { mongoc_read_concern_destroy(concern); }
 };
 
+struct BsonFreeDeleter {
+  void operator()(void* memory) const { bson_free(memory); }
+};
+
+struct FindAndModifyOptsDeleter {
+  void operator()(mongoc_find_and_modify_opts_t* opts) const {
+    mongoc_find_and_modify_opts_destroy(opts);
+  }
+};
+
 Collection CollectionOf(const ClientPool::Lease& client, const std::string& database,
                         const std::string& name) {
   return Collection(mongoc_client_get_collection(client.get(), database.c_str(), name.c_str()));
@@ -50,8 +60,7 @@ Executor::Executor(std::shared_ptr<ClientPool> pool, std::string database,
 
 Bson Executor::WriteOptions() const {
   Bson opts = NewBson();
-  std::unique_ptr<mongoc_write_concern_t, WriteConcernDeleter> concern(
-      mongoc_write_concern_new());
+  std::unique_ptr<mongoc_write_concern_t, WriteConcernDeleter> concern(mongoc_write_concern_new());
   mongoc_write_concern_set_wmajority(concern.get(),
                                      static_cast<std::int32_t>(options_.write_timeout.count()));
   mongoc_write_concern_append(concern.get(), opts.get());
@@ -109,8 +118,96 @@ std::vector<Bson> Executor::Find(const FindCommand& command, std::string_view wh
   Bson opts = ReadOptions();
   if (command.sort) AppendDocument(opts.get(), "sort", *command.sort);
   if (command.limit > 0) AppendInt64(opts.get(), "limit", command.limit);
-  Cursor cursor(
-      mongoc_collection_find_with_opts(collection.get(), command.filter.get(), opts.get(), nullptr));
+  if (command.projection) AppendDocument(opts.get(), "projection", *command.projection);
+  Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(), opts.get(),
+                                                 nullptr));
+  std::vector<Bson> documents;
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
+  bson_error_t error;
+  const bson_t* reply = nullptr;
+  if (mongoc_cursor_error_document(cursor.get(), &error, &reply)) {
+    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply, false), what);
+  }
+  return documents;
+}
+
+InsertOutcome Executor::InsertMany(const std::string& collection_name,
+                                   const std::vector<Bson>& documents, bool ordered,
+                                   std::string_view what) const {
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, collection_name);
+  Bson opts = WriteOptions();
+  AppendBool(opts.get(), "ordered", ordered);
+  // An array of the documents' pointers (not a std::vector: bson_t's alignment attribute is
+  // dropped on a template argument).
+  std::unique_ptr<void, BsonFreeDeleter> storage(
+      bson_malloc0(sizeof(bson_t*) * (documents.size() + 1)));
+  auto* pointers = static_cast<const bson_t**>(storage.get());
+  for (std::size_t i = 0; i < documents.size(); ++i) pointers[i] = documents[i].get();
+  bson_t reply;
+  bson_error_t error;
+  const bool ok = mongoc_collection_insert_many(collection.get(), pointers, documents.size(),
+                                                opts.get(), &reply, &error);
+  Bson owned(bson_copy(&reply));
+  bson_destroy(&reply);
+  InsertOutcome outcome;
+  outcome.inserted = CountIn(*owned, "insertedCount");
+  if (ok) return outcome;
+  bson_t errors;
+  bson_t concern_errors;
+  const bool has_concern_errors =
+      FindDocument(*owned, "writeConcernErrors", &concern_errors) && !bson_empty(&concern_errors);
+  if (error.domain != MONGOC_ERROR_SERVER || has_concern_errors ||
+      !FindDocument(*owned, "writeErrors", &errors) || bson_empty(&errors)) {
+    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, owned.get(), true),
+                  what);
+  }
+  bson_iter_t it;
+  bson_iter_init(&it, &errors);
+  while (bson_iter_next(&it)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+    std::uint32_t size = 0;
+    const std::uint8_t* data = nullptr;
+    bson_iter_document(&it, &size, &data);
+    outcome.write_errors.emplace_back(bson_new_from_data(data, size));
+  }
+  return outcome;
+}
+
+std::optional<Bson> Executor::FindAndModify(const std::string& collection_name,
+                                            const bson_t& filter, const bson_t& update,
+                                            std::string_view what) const {
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, collection_name);
+  std::unique_ptr<mongoc_find_and_modify_opts_t, FindAndModifyOptsDeleter> opts(
+      mongoc_find_and_modify_opts_new());
+  mongoc_find_and_modify_opts_set_update(opts.get(), &update);
+  mongoc_find_and_modify_opts_set_flags(opts.get(), MONGOC_FIND_AND_MODIFY_NONE);
+  Bson extra = WriteOptions();
+  mongoc_find_and_modify_opts_append(opts.get(), extra.get());
+  bson_t reply;
+  bson_error_t error;
+  const bool ok = mongoc_collection_find_and_modify_with_opts(collection.get(), &filter, opts.get(),
+                                                              &reply, &error);
+  Bson owned(bson_copy(&reply));
+  bson_destroy(&reply);
+  if (!ok) {
+    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, owned.get(), true),
+                  what);
+  }
+  bson_t value;
+  if (!FindDocument(*owned, "value", &value)) return std::nullopt;
+  return CopyBson(value);
+}
+
+std::vector<Bson> Executor::Aggregate(const std::string& collection_name, const bson_t& pipeline,
+                                      std::string_view what) const {
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, collection_name);
+  Bson opts = ReadOptions();
+  Cursor cursor(mongoc_collection_aggregate(collection.get(), MONGOC_QUERY_NONE, &pipeline,
+                                            opts.get(), nullptr));
   std::vector<Bson> documents;
   const bson_t* doc = nullptr;
   while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
@@ -129,11 +226,10 @@ Executor::CommandOutcome Executor::TryCommand(const bson_t& command, bool write,
   Bson opts = write ? WriteOptions() : ReadOptions();
   bson_t reply;
   bson_error_t error;
-  const bool ok =
-      write ? mongoc_client_write_command_with_opts(client.get(), db.c_str(), &command, opts.get(),
-                                                    &reply, &error)
-            : mongoc_client_read_command_with_opts(client.get(), db.c_str(), &command, nullptr,
-                                                   opts.get(), &reply, &error);
+  const bool ok = write ? mongoc_client_write_command_with_opts(client.get(), db.c_str(), &command,
+                                                                opts.get(), &reply, &error)
+                        : mongoc_client_read_command_with_opts(client.get(), db.c_str(), &command,
+                                                               nullptr, opts.get(), &reply, &error);
   CommandOutcome outcome{Bson(bson_copy(&reply)), std::nullopt};
   bson_destroy(&reply);
   if (!ok) {
@@ -154,8 +250,8 @@ Bson Executor::RunAdminCommand(const bson_t& command, std::string_view what) con
   ClientPool::Lease client = pool_->Pop();
   bson_t reply;
   bson_error_t error;
-  const bool ok = mongoc_client_command_simple(client.get(), "admin", &command, nullptr, &reply,
-                                               &error);
+  const bool ok =
+      mongoc_client_command_simple(client.get(), "admin", &command, nullptr, &reply, &error);
   Bson owned(bson_copy(&reply));
   bson_destroy(&reply);
   if (!ok) {

@@ -36,12 +36,13 @@ struct DeleteCommand {
 };
 
 // One find: the documents matching `filter`, in `sort` order (null: natural), at most `limit`
-// (0: all).
+// (0: all), with the fields `projection` keeps (null: all).
 struct FindCommand {
   std::string collection;
   Bson filter;
   Bson sort;
   std::int64_t limit = 0;
+  Bson projection;
 };
 
 // What a write did; `duplicate` is set (and the counts zero) when a unique index refused it.
@@ -51,6 +52,13 @@ struct WriteOutcome {
   std::int64_t deleted = 0;
   bool upserted = false;
   std::optional<MongoFailure> duplicate;
+};
+
+// What an insertMany did: the elements of the reply's writeErrors (each with its "index"), and
+// how many documents went in. A failure that leaves the outcome unknown is thrown, not returned.
+struct InsertOutcome {
+  std::vector<Bson> write_errors;
+  std::int64_t inserted = 0;
 };
 
 class Executor {
@@ -66,6 +74,21 @@ class Executor {
 
   // The matching documents (copies). Throws Error on failure.
   std::vector<Bson> Find(const FindCommand& command, std::string_view what) const;
+
+  // Inserts `documents` into `collection` (ordered: stopping at the first that fails). The
+  // documents a unique index or the server refused are in writeErrors; throws Error for anything
+  // else, a write-concern error included (kUnavailable: they may be in).
+  InsertOutcome InsertMany(const std::string& collection, const std::vector<Bson>& documents,
+                           bool ordered, std::string_view what) const;
+
+  // findAndModify of the one document `filter` matches with `update` (a pipeline when
+  // `pipeline`): the document before the update, or nullopt when none matched. Throws Error.
+  std::optional<Bson> FindAndModify(const std::string& collection, const bson_t& filter,
+                                    const bson_t& update, std::string_view what) const;
+
+  // The documents `pipeline` yields on `collection` (copies). Throws Error.
+  std::vector<Bson> Aggregate(const std::string& collection, const bson_t& pipeline,
+                              std::string_view what) const;
 
   // Runs `command` on `database` ("" : this executor's) as a write (with the write concern) or a
   // read: the server's reply, and the failure classified when it failed (never thrown).

@@ -281,7 +281,7 @@ FindCommand FindReservationCommand(const ReservationScope& scope, const std::str
   RequireStorableText(scope.tenant_id, "reservation tenant");
   RequireStorableText(scope.ns, "reservation namespace");
   RequireStorableText(key, "reservation key");
-  FindCommand command{ReservationCollection(scope), NewBson(), nullptr, 1};
+  FindCommand command{ReservationCollection(scope), NewBson(), nullptr, 1, nullptr};
   AppendKeyId(command.filter.get(), "_id", scope, key);
   return command;
 }
@@ -292,7 +292,7 @@ FindCommand ListReservationsCommand(const ReservationScope& scope, const std::st
   RequireStorableText(scope.ns, "reservation namespace");
   RequireStorableText(after_key, "reservation key");
   FindCommand command{ReservationCollection(scope), NewBson(), BsonFromJson(R"({"_id": 1})"),
-                      limit};
+                      limit, nullptr};
   bson_t gt;
   bson_append_document_begin(command.filter.get(), "_id", -1, &gt);
   AppendKeyId(&gt, "$gt", scope, after_key);

@@ -36,6 +36,24 @@ test("failCommand {skip: 1} lets the first command through and fails the next on
     assert.equal(await count(client), 2);
   }));
 
+test("failCommand {activationProbability: p} fails about p of the commands, the same ones each time it is set", () =>
+  withServer(async (client) => {
+    const run = async (first) => {
+      await failPoint(client, { activationProbability: 0.25 }, { failCommands: ["insert"], errorCode: 11600 });
+      const failed = [];
+      for (let i = 0; i < 200; i += 1) {
+        if ((await insert(client, first + i)).code === 11600) failed.push(i);
+      }
+      return failed;
+    };
+    const once = await run(0);
+    assert.ok(once.length > 25 && once.length < 75, `${once.length} of 200 failed`);
+    assert.deepEqual(await run(1000), once);
+    await assert.rejects(failPoint(client, { activationProbability: 2 }, { failCommands: ["insert"] }).then((r) => {
+      if (r.ok === 0) throw new Error(r.errmsg);
+    }));
+  }));
+
 test("failCommand alwaysOn on a retryable write with a retryable code adds RetryableWriteError", () =>
   withServer(async (client) => {
     await failPoint(client, "alwaysOn", { failCommands: ["insert"], errorCode: 91 });

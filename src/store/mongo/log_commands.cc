@@ -1,0 +1,267 @@
+#include "store/mongo/log_commands.h"
+
+#include "core/stream_codec.h"
+#include "wow/error.h"
+
+namespace wow::mongo {
+namespace {
+
+using mongo_log::LogDoc;
+
+constexpr const char* kEntry = "entry";
+constexpr const char* kOwn = "own";
+constexpr const char* kSeal = "seal";
+// BSONObjectTooLarge, and the key of an index entry over the server's limit.
+constexpr std::uint32_t kDocumentTooLarge = 10334;
+constexpr std::uint32_t kKeyTooLong = 17280;
+constexpr std::uint32_t kDuplicateKey = 11000;
+
+const char* KindText(LogDoc::Kind kind) {
+  switch (kind) {
+    case LogDoc::Kind::kEntry:
+      return kEntry;
+    case LogDoc::Kind::kOwnPlaceholder:
+      return kOwn;
+    case LogDoc::Kind::kSealPlaceholder:
+      return kSeal;
+  }
+  return kSeal;
+}
+
+void AppendBinary(bson_t* doc, const char* field, const std::string& bytes) {
+  bson_append_binary(doc, field, -1, BSON_SUBTYPE_BINARY,
+                     reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                     static_cast<std::uint32_t>(bytes.size()));
+}
+
+std::optional<std::string> FindBinary(const bson_t& doc, const char* field) {
+  bson_iter_t it;
+  if (!bson_iter_init_find(&it, &doc, field) || !BSON_ITER_HOLDS_BINARY(&it)) return std::nullopt;
+  bson_subtype_t subtype;
+  std::uint32_t size = 0;
+  const std::uint8_t* data = nullptr;
+  bson_iter_binary(&it, &subtype, &size, &data);
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+Error Malformed(const std::string& collection, const bson_t& doc, const char* why) {
+  return Error(ErrorCode::kDataLoss, "a document of " + collection +
+                                         " is not of the log's layout (" + why +
+                                         "): " + ToJson(doc).substr(0, 300));
+}
+
+}  // namespace
+
+std::string LogCollectionName(const std::string& context, const std::string& aggregate) {
+  return "wow_log__" + context + "__" + aggregate;
+}
+
+std::string CountersCollectionName(const std::string& context) {
+  return "wow_log_counters__" + context;
+}
+
+Bson LogDocument(const LogDoc& doc) {
+  Bson out = NewBson();
+  AppendInt64(out.get(), "partition", doc.partition);
+  AppendInt64(out.get(), "sequence", doc.sequence);
+  AppendText(out.get(), "kind", KindText(doc.kind));
+  if (doc.entry()) {
+    const Stream& s = doc.stream;
+    AppendText(out.get(), "tenant_id", s.ref.tenant_id);
+    AppendText(out.get(), "id", s.ref.id);
+    AppendInt64(out.get(), "version", s.version);
+    AppendText(out.get(), "request_id", s.request_id);
+    AppendInt64(out.get(), "time", s.time);
+    AppendBinary(out.get(), "stream", core::EncodeStream(s));
+    AppendBinary(out.get(), "transport", s.transport);
+  }
+  return out;
+}
+
+LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection) {
+  const auto partition = FindInteger(doc, "partition");
+  const auto sequence = FindInteger(doc, "sequence");
+  const auto kind = FindText(doc, "kind");
+  if (!partition || !sequence || !kind) throw Malformed(collection, doc, "no position or kind");
+  if (*kind == kOwn) return LogDoc::Own(static_cast<int>(*partition), *sequence);
+  if (*kind == kSeal) return LogDoc::Seal(static_cast<int>(*partition), *sequence);
+  if (*kind != kEntry) throw Malformed(collection, doc, "an unknown kind");
+  const auto stream = FindBinary(doc, "stream");
+  if (!stream) throw Malformed(collection, doc, "an entry without its stream");
+  Stream s = core::DecodeStream(*stream);
+  s.transport = FindBinary(doc, "transport").value_or("");
+  return LogDoc::Entry(static_cast<int>(*partition), *sequence, std::move(s));
+}
+
+Bson LogIndexesCommand(const std::string& collection) {
+  Bson command = NewBson();
+  AppendText(command.get(), "createIndexes", collection);
+  const Bson indexes = BsonFromJson(R"([
+    {"name": "position", "key": {"partition": 1, "sequence": 1}, "unique": true},
+    {"name": "version", "key": {"tenant_id": 1, "id": 1, "version": 1}, "unique": true,
+     "partialFilterExpression": {"kind": "entry"}},
+    {"name": "request", "key": {"tenant_id": 1, "request_id": 1}, "unique": true,
+     "partialFilterExpression": {"kind": "entry"}}])");
+  bson_append_array(command.get(), "indexes", -1, indexes.get());
+  return command;
+}
+
+UpdateCommand CounterUpsert(const std::string& context, int partition) {
+  UpdateCommand command;
+  command.collection = CountersCollectionName(context);
+  command.filter = BsonFromJson(R"({"_id": )" + std::to_string(partition) + "}");
+  command.update = BsonFromJson(
+      R"({"$setOnInsert": {"next": {"$numberLong": "1"}, "blocks": [], "parent": null, "epoch": 0}})");
+  command.upsert = true;
+  return command;
+}
+
+Bson ReserveBlockPipeline(const std::string& node, Sequence size) {
+  RequireStorableText(node, "log node");
+  // [{$set: {blocks: {$concatArrays: ["$blocks", [{node, first: "$next",
+  //   last: {$add: ["$next", size - 1]}, sealing: false}]]}, next: {$add: ["$next", size]}}}]
+  Bson pipeline = NewBson();
+  bson_t stage, set, blocks, concat, added, block, last, last_args, next, next_args;
+  bson_append_document_begin(pipeline.get(), "0", -1, &stage);
+  bson_append_document_begin(&stage, "$set", -1, &set);
+  bson_append_document_begin(&set, "blocks", -1, &blocks);
+  bson_append_array_begin(&blocks, "$concatArrays", -1, &concat);
+  AppendText(&concat, "0", "$blocks");
+  bson_append_array_begin(&concat, "1", -1, &added);
+  bson_append_document_begin(&added, "0", -1, &block);
+  AppendLiteralText(&block, "node", node);
+  AppendText(&block, "first", "$next");
+  bson_append_document_begin(&block, "last", -1, &last);
+  bson_append_array_begin(&last, "$add", -1, &last_args);
+  AppendText(&last_args, "0", "$next");
+  AppendInt64(&last_args, "1", size - 1);
+  bson_append_array_end(&last, &last_args);
+  bson_append_document_end(&block, &last);
+  AppendBool(&block, "sealing", false);
+  bson_append_document_end(&added, &block);
+  bson_append_array_end(&concat, &added);
+  bson_append_array_end(&blocks, &concat);
+  bson_append_document_end(&set, &blocks);
+  bson_append_document_begin(&set, "next", -1, &next);
+  bson_append_array_begin(&next, "$add", -1, &next_args);
+  AppendText(&next_args, "0", "$next");
+  AppendInt64(&next_args, "1", size);
+  bson_append_array_end(&next, &next_args);
+  bson_append_document_end(&set, &next);
+  bson_append_document_end(&stage, &set);
+  bson_append_document_end(pipeline.get(), &stage);
+  return pipeline;
+}
+
+Bson MarkSealingPipeline(Sequence first) {
+  const std::string f = R"({"$numberLong": ")" + std::to_string(first) + R"("})";
+  return BsonFromJson(R"([{"$set": {"blocks": {"$map": {"input": "$blocks", "as": "b", "in": {
+      "$cond": [{"$eq": ["$$b.first", )" +
+                      f + R"(]},
+                {"$mergeObjects": ["$$b", {"sealing": true}]}, "$$b"]}}}}}])");
+}
+
+Bson RemoveBlockUpdate(Sequence first) {
+  return BsonFromJson(R"({"$pull": {"blocks": {"first": {"$numberLong": ")" +
+                      std::to_string(first) + R"("}}}})");
+}
+
+mongo_log::Counter ParseCounter(const bson_t& doc) {
+  mongo_log::Counter counter;
+  const auto next = FindInteger(doc, "next");
+  bson_t blocks;
+  if (!next || !FindDocument(doc, "blocks", &blocks)) {
+    throw Error(ErrorCode::kDataLoss,
+                "a log counter is not of the log's layout: " + ToJson(doc).substr(0, 300));
+  }
+  counter.next = *next;
+  bson_iter_t it;
+  bson_iter_init(&it, &blocks);
+  while (bson_iter_next(&it)) {
+    bson_t block;
+    std::uint32_t size = 0;
+    const std::uint8_t* data = nullptr;
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+    bson_iter_document(&it, &size, &data);
+    if (!bson_init_static(&block, data, size)) continue;
+    const auto node = FindText(block, "node");
+    const auto first = FindInteger(block, "first");
+    const auto last = FindInteger(block, "last");
+    if (!node || !first || !last) {
+      throw Error(ErrorCode::kDataLoss, "a block of a log counter is not of the log's layout: " +
+                                            ToJson(doc).substr(0, 300));
+    }
+    bson_iter_t sealing;
+    const bool sealed = bson_iter_init_find(&sealing, &block, "sealing") &&
+                        BSON_ITER_HOLDS_BOOL(&sealing) && bson_iter_bool(&sealing);
+    counter.blocks.push_back({std::string(*node), *first, *last, sealed});
+  }
+  return counter;
+}
+
+Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>& collections,
+                  int limit) {
+  Bson pipeline = NewBson();
+  const std::string p = std::to_string(partition);
+  const Bson match = BsonFromJson(R"({"$match": {"_id": )" + p + "}}");
+  bson_append_document(pipeline.get(), "0", -1, match.get());
+  for (std::size_t i = 0; i < collections.size(); ++i) {
+    const Bson sub = BsonFromJson(R"([{"$match": {"partition": )" + p +
+                                  R"(, "sequence": {"$gt": {"$numberLong": ")" +
+                                  std::to_string(after) + R"("}}}}, {"$sort": {"sequence": 1}},
+        {"$limit": )" + std::to_string(limit) +
+                                  R"(}, {"$set": {"_c": )" + std::to_string(i) + "}}]");
+    bson_t stage, union_with;
+    const std::string key = std::to_string(i + 1);
+    bson_append_document_begin(pipeline.get(), key.c_str(), -1, &stage);
+    bson_append_document_begin(&stage, "$unionWith", -1, &union_with);
+    AppendText(&union_with, "coll", collections[i]);
+    bson_append_array(&union_with, "pipeline", -1, sub.get());
+    bson_append_document_end(&stage, &union_with);
+    bson_append_document_end(pipeline.get(), &stage);
+  }
+  return pipeline;
+}
+
+FindCommand VersionQuery(const std::string& collection, const std::string& tenant_id,
+                         const std::string& id, Version version) {
+  FindCommand command;
+  command.collection = collection;
+  command.filter = NewBson();
+  AppendText(command.filter.get(), "tenant_id", tenant_id);
+  AppendText(command.filter.get(), "id", id);
+  AppendInt64(command.filter.get(), "version", version);
+  AppendText(command.filter.get(), "kind", kEntry);
+  command.limit = 1;
+  return command;
+}
+
+FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,
+                         const std::string& request_id) {
+  FindCommand command;
+  command.collection = collection;
+  command.filter = NewBson();
+  AppendText(command.filter.get(), "tenant_id", tenant_id);
+  AppendText(command.filter.get(), "request_id", request_id);
+  AppendText(command.filter.get(), "kind", kEntry);
+  command.limit = 1;
+  return command;
+}
+
+std::optional<mongo_log::WriteStatus> StatusOfWriteError(const bson_t& write_error) {
+  const auto code = FindInteger(write_error, "code");
+  if (!code) return std::nullopt;
+  if (*code == kDocumentTooLarge || *code == kKeyTooLong) return mongo_log::WriteStatus::kRefused;
+  if (*code != kDuplicateKey) return std::nullopt;
+  bson_t pattern;
+  if (!FindDocument(write_error, "keyPattern", &pattern)) return std::nullopt;
+  bson_iter_t it;
+  if (bson_iter_init_find(&it, &pattern, "sequence")) return mongo_log::WriteStatus::kPositionTaken;
+  if (bson_iter_init_find(&it, &pattern, "version")) return mongo_log::WriteStatus::kVersionTaken;
+  if (bson_iter_init_find(&it, &pattern, "request_id")) {
+    return mongo_log::WriteStatus::kRequestTaken;
+  }
+  return std::nullopt;
+}
+
+}  // namespace wow::mongo

@@ -1,0 +1,69 @@
+// The MongoDB log's commands, as pure functions (inputs in, BSON out), and the parsers of what it
+// stores (seed 002; the algorithm is store/mongo/log/multi_node_log.h).
+//
+// Layout:
+//   wow_log__<context>__<aggregate>, one per aggregate type; one document per sequence:
+//     an entry        {partition, sequence, kind: "entry", tenant_id, id, version, request_id,
+//                      time, stream: binary (the stream but its transport), transport: binary}
+//     a placeholder   {partition, sequence, kind: "own" | "seal"}
+//   unique keys: "position" {partition, sequence}; "version" {tenant_id, id, version} and
+//   "request" {tenant_id, request_id}, both partial on {kind: "entry"} so placeholders skip them.
+//   wow_log_counters__<context>, one document per partition:
+//     {_id: partition, next, blocks: [{node, first, last, sealing}], parent: null, epoch: 0}
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "store/mongo/bson_doc.h"
+#include "store/mongo/executor.h"
+#include "store/mongo/log/log_layer.h"
+
+namespace wow::mongo {
+
+inline constexpr int kLogFormat = 1;
+
+std::string LogCollectionName(const std::string& context, const std::string& aggregate);
+std::string CountersCollectionName(const std::string& context);
+
+// The stored document of `doc`. Throws Error(kInvalidArgument) for text MongoDB cannot store.
+Bson LogDocument(const mongo_log::LogDoc& doc);
+// The LogDoc `doc` stores (entries with their stream and transport). Throws Error(kDataLoss)
+// naming `collection` for a document not of the layout.
+mongo_log::LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection);
+
+// createIndexes of an aggregate collection's three unique keys.
+Bson LogIndexesCommand(const std::string& collection);
+// The insert-once upsert of `partition`'s counter.
+UpdateCommand CounterUpsert(const std::string& context, int partition);
+// The pipeline update that reserves `size` sequences for `node`: the block starts at the
+// pre-image's `next` (findAndModify returning the document before it).
+Bson ReserveBlockPipeline(const std::string& node, Sequence size);
+// The pipeline update that marks the open block starting at `first` sealing.
+Bson MarkSealingPipeline(Sequence first);
+// The update that removes the block starting at `first`.
+Bson RemoveBlockUpdate(Sequence first);
+// The counter `doc` stores. Throws Error(kDataLoss) for a document not of the layout.
+mongo_log::Counter ParseCounter(const bson_t& doc);
+
+// The tail's aggregation on the counters collection: the partition's counter, then through
+// $unionWith each collection's first `limit` documents after `after` by sequence, each tagged
+// with its collection's index in `collections` (field "_c").
+Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>& collections,
+                  int limit);
+
+// The entry of (tenant, id) at `version`; the entry of (tenant, request_id): lookups by the
+// version and request keys, entries only.
+FindCommand VersionQuery(const std::string& collection, const std::string& tenant_id,
+                         const std::string& id, Version version);
+FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,
+                         const std::string& request_id);
+
+// The outcome of one element of an insert's writeErrors: a taken position, version or request
+// (11000, told apart by its keyPattern), a document the server refuses (too large, not storable),
+// or nullopt for any other failure.
+std::optional<mongo_log::WriteStatus> StatusOfWriteError(const bson_t& write_error);
+
+}  // namespace wow::mongo

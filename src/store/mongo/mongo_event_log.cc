@@ -1,0 +1,482 @@
+// MongoEventLog (wow/mongo.h): the EventLog of one context on MongoDB. The multi-node algorithm
+// (store/mongo/log/multi_node_log.h) runs on the log's collections (mongo_log_layer.h); this file
+// adds what a log is besides: the partition count and format (a document "log" in the counters
+// collection), the reads by aggregate and request, the head, leases (in each counter) and
+// checkpoints (wow_log_checkpoints__<context>), and the blocking tail.
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+#include "store/common/commit_signal.h"
+#include "store/mongo/deployment.h"
+#include "store/mongo/log/multi_node_log.h"
+#include "store/mongo/log_commands.h"
+#include "store/mongo/mongo_log_layer.h"
+#include "wow/error.h"
+#include "wow/mongo.h"
+
+namespace wow {
+namespace {
+
+using mongo::AppendInt64;
+using mongo::AppendText;
+using mongo::Bson;
+using mongo::BsonFromJson;
+using mongo::FindCommand;
+using mongo::FindInteger;
+using mongo::FindText;
+using mongo::NewBson;
+using mongo::UpdateCommand;
+
+constexpr const char* kLogRecordId = "log";
+
+// Why MongoDB cannot store `stream`'s text, or nullopt.
+std::optional<std::string> UnstorableText(const Stream& stream) {
+  for (const auto& [text, what] :
+       {std::pair{&stream.ref.tenant_id, "tenant id"}, std::pair{&stream.ref.id, "aggregate id"},
+        std::pair{&stream.request_id, "request id"}}) {
+    try {
+      mongo::RequireStorableText(*text, what);
+    } catch (const Error& e) {
+      return std::string("MongoDB cannot store it: ") + e.what();
+    }
+  }
+  return std::nullopt;
+}
+
+class MongoEventLog final : public EventLog {
+ public:
+  MongoEventLog(std::shared_ptr<MongoDeployment> deployment, std::string context,
+                std::shared_ptr<const Clock> clock, const MongoLogOptions& options)
+      : deployment_(std::move(deployment)),
+        context_(std::move(context)),
+        clock_(std::move(clock)),
+        counters_(mongo::CountersCollectionName(context_)),
+        checkpoints_("wow_log_checkpoints__" + context_),
+        layer_(deployment_->executor(), deployment_->collections(), context_),
+        log_(layer_, clock_, AlgorithmOptions(options)) {
+    ValidateTypeName(context_, "context");
+    Require(clock_ != nullptr, "an event log needs a clock");
+  }
+
+  ~MongoEventLog() override {
+    try {
+      log_.Close();
+    } catch (const Error&) {
+      // Another node's tail seals what this one could not close, after the stall grace.
+    }
+  }
+
+  const std::string& context() const override { return context_; }
+
+  void Create(int partitions) override {
+    ValidatePartitionCount(partitions);
+    EnsureCollections();
+    UpdateCommand record;
+    record.collection = counters_;
+    record.filter = BsonFromJson(R"({"_id": "log"})");
+    record.update = NewBson();
+    bson_t set;
+    bson_append_document_begin(record.update.get(), "$setOnInsert", -1, &set);
+    AppendInt64(&set, "partitions", partitions);
+    AppendInt64(&set, "format", mongo::kLogFormat);
+    bson_append_document_end(record.update.get(), &set);
+    record.upsert = true;
+    Executor().Update(record, "creating the event log of " + context_);
+    const int stored = ReadPartitionCount();
+    if (stored != partitions) {
+      throw Error(ErrorCode::kFailedPrecondition, "event log of context \"" + context_ + "\" has " +
+                                                      std::to_string(stored) + " partitions, not " +
+                                                      std::to_string(partitions) +
+                                                      "; the partition count never changes");
+    }
+    layer_.CreateCounters(partitions);
+    Opened(partitions);
+  }
+
+  int Open() override {
+    const int stored = ReadPartitionCount();
+    if (stored == 0) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" is not created; call Create first");
+    }
+    EnsureCollections();
+    Opened(stored);
+    return stored;
+  }
+
+  int partitions() const override { return RequireCreated(); }
+
+  AppendResult Append(const Stream& stream) override { return AppendAll({stream}).front(); }
+
+  std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {
+    const int partitions = RequireCreated();
+    std::vector<std::optional<AppendResult>> results(streams.size());
+    std::vector<mongo_log::MultiNodeLog::Placed> placed;
+    std::vector<std::size_t> placed_index;
+    std::map<std::string, bool> failed_aggregate;  // an earlier stream of it was refused here
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      const Stream& s = streams[i];
+      std::optional<std::string> reason = InvalidStreamReason(s, context_);
+      if (!reason) reason = UnstorableText(s);
+      const std::string key = s.ref.aggregate + '\0' + s.ref.tenant_id + '\0' + s.ref.id;
+      if (reason) {
+        results[i] = AppendResult::Refused(*reason);
+        failed_aggregate[key] = true;
+        continue;
+      }
+      if (failed_aggregate[key]) {
+        results[i] = AppendResult::Conflict();  // decided on a stream that was refused
+        continue;
+      }
+      placed.push_back({&s, mongo::LogCollectionName(context_, s.ref.aggregate),
+                        PartitionOf(s.ref.tenant_id, s.ref.id, partitions)});
+      placed_index.push_back(i);
+    }
+    if (!placed.empty()) {
+      std::vector<AppendResult> appended = log_.Append(placed);
+      for (std::size_t k = 0; k < appended.size(); ++k) {
+        if (appended[k].appended()) signal_->Notify(appended[k].position().partition);
+        results[placed_index[k]] = std::move(appended[k]);
+      }
+    }
+    std::vector<AppendResult> out;
+    out.reserve(results.size());
+    for (auto& r : results) out.push_back(std::move(*r));
+    return out;
+  }
+
+  std::vector<Stream> Read(const AggregateRef& ref, Version from, Version to) override {
+    RequireOwnRef(ref);
+    if (from > to) return {};
+    FindCommand query = AggregateQuery(ref);
+    bson_t range;
+    bson_append_document_begin(query.filter.get(), "version", -1, &range);
+    AppendInt64(&range, "$gte", from);
+    AppendInt64(&range, "$lte", to);
+    bson_append_document_end(query.filter.get(), &range);
+    query.projection = BsonFromJson(R"({"transport": 0})");
+    std::vector<Stream> streams;
+    Sequence last_sequence = 0;
+    for (const Bson& doc : Executor().Find(query, "reading " + ToString(ref))) {
+      mongo_log::LogDoc entry = mongo::ParseLogDocument(*doc, query.collection);
+      last_sequence = entry.sequence;
+      streams.push_back(std::move(entry.stream));
+    }
+    if (!streams.empty()) {
+      log_.Remember(query.collection, ref, streams.back().version, last_sequence);
+    }
+    return streams;
+  }
+
+  std::vector<Entry> ReadEntries(const AggregateRef& ref,
+                                 const std::vector<Version>& versions) override {
+    RequireOwnRef(ref);
+    if (versions.empty()) return {};
+    FindCommand query = AggregateQuery(ref);
+    bson_t in, list;
+    bson_append_document_begin(query.filter.get(), "version", -1, &in);
+    bson_append_array_begin(&in, "$in", -1, &list);
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+      AppendInt64(&list, std::to_string(i), versions[i]);
+    }
+    bson_append_array_end(&in, &list);
+    bson_append_document_end(query.filter.get(), &in);
+    std::vector<Entry> entries;
+    for (const Bson& doc : Executor().Find(query, "reading " + ToString(ref))) {
+      mongo_log::LogDoc entry = mongo::ParseLogDocument(*doc, query.collection);
+      entries.push_back({{entry.partition, entry.sequence}, std::move(entry.stream)});
+    }
+    return entries;
+  }
+
+  std::optional<Position> PositionOf(const AggregateRef& ref, Version version) override {
+    RequireOwnRef(ref);
+    const int partitions = RequireCreated();
+    auto at = layer_.FindVersion(mongo::LogCollectionName(context_, ref.aggregate), ref.tenant_id,
+                                 ref.id, version);
+    if (!at) return std::nullopt;
+    return Position{PartitionOf(ref.tenant_id, ref.id, partitions), *at};
+  }
+
+  std::optional<Entry> FindByRequestId(const std::string& aggregate, const std::string& tenant_id,
+                                       const std::string& request_id) override {
+    RequireCreated();
+    ValidateTypeName(aggregate, "aggregate type");
+    auto found =
+        layer_.FindRequest(mongo::LogCollectionName(context_, aggregate), tenant_id, request_id);
+    if (found) found->stream.transport.clear();
+    return found;
+  }
+
+  Sequence Head(int partition) override {
+    ValidatePartition(partition, RequireCreated());
+    Sequence head = 0;
+    for (const std::string& collection : layer_.ReadRegistry()) {
+      FindCommand query;
+      query.collection = collection;
+      query.filter = NewBson();
+      AppendInt64(query.filter.get(), "partition", partition);
+      AppendText(query.filter.get(), "kind", "entry");
+      query.sort = BsonFromJson(R"({"sequence": -1})");
+      query.limit = 1;
+      query.projection = BsonFromJson(R"({"sequence": 1})");
+      for (const Bson& doc : Executor().Find(query, "reading the head of " + collection)) {
+        head = std::max(head, FindInteger(*doc, "sequence").value_or(0));
+      }
+    }
+    return head;
+  }
+
+  PartitionLineage Lineage(int partition) override {
+    ValidatePartition(partition, RequireCreated());
+    const Bson counter = CounterDocument(partition);
+    PartitionLineage lineage;
+    if (auto parent = FindInteger(*counter, "parent")) lineage.parent = static_cast<int>(*parent);
+    lineage.epoch = static_cast<int>(FindInteger(*counter, "epoch").value_or(0));
+    return lineage;
+  }
+
+  std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
+    ValidatePartition(partition, RequireCreated());
+    Require(after >= 0, [&] { return "sequence " + std::to_string(after) + " is below 0"; });
+    Require(limit > 0, [&] { return "read limit must be positive, got " + std::to_string(limit); });
+    return log_.ReadAfter(partition, after, limit);
+  }
+
+  std::vector<Entry> Tail(int partition, Sequence after, int limit,
+                          std::chrono::milliseconds max_wait, std::stop_token stop) override {
+    ValidatePartition(partition, RequireCreated());
+    return store::TailWithBackoff(*signal_, partition, max_wait, stop, store::TailPolicy{},
+                                  [&] { return ReadAfter(partition, after, limit); });
+  }
+
+  std::vector<std::string> AggregateTypes() override {
+    RequireCreated();
+    const std::string prefix = mongo::LogCollectionName(context_, "");
+    std::vector<std::string> types;
+    for (const std::string& collection : layer_.ReadRegistry()) {
+      types.push_back(collection.substr(prefix.size()));
+    }
+    std::sort(types.begin(), types.end());
+    return types;
+  }
+
+  bool AcquireLease(int partition, const std::string& node,
+                    std::chrono::milliseconds ttl) override {
+    Require(!node.empty(), "lease node is empty");
+    Require(ttl.count() > 0, [&] {
+      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
+    });
+    ValidatePartition(partition, RequireCreated());
+    mongo::RequireStorableText(node, "lease node");
+    const EpochMillis now = clock_->NowMillis();
+    // {_id: p, $or: [{"lease.node": node}, {"lease.expires_at": {$lte: now}}, {lease: null}]}
+    UpdateCommand take;
+    take.collection = counters_;
+    take.filter = NewBson();
+    AppendInt64(take.filter.get(), "_id", partition);
+    bson_t any, mine, expired, lte, none;
+    bson_append_array_begin(take.filter.get(), "$or", -1, &any);
+    bson_append_document_begin(&any, "0", -1, &mine);
+    AppendText(&mine, "lease.node", node);
+    bson_append_document_end(&any, &mine);
+    bson_append_document_begin(&any, "1", -1, &expired);
+    bson_append_document_begin(&expired, "lease.expires_at", -1, &lte);
+    AppendInt64(&lte, "$lte", now);
+    bson_append_document_end(&expired, &lte);
+    bson_append_document_end(&any, &expired);
+    bson_append_document_begin(&any, "2", -1, &none);
+    mongo::AppendNull(&none, "lease");
+    bson_append_document_end(&any, &none);
+    bson_append_array_end(take.filter.get(), &any);
+    take.update = LeaseUpdate(node, now + ttl.count());
+    return Executor()
+               .Update(take, "taking the lease of partition " + std::to_string(partition))
+               .matched > 0;
+  }
+
+  void ReleaseLease(int partition, const std::string& node) override {
+    ValidatePartition(partition, RequireCreated());
+    mongo::RequireStorableText(node, "lease node");
+    const EpochMillis now = clock_->NowMillis();
+    UpdateCommand release;
+    release.collection = counters_;
+    release.filter = NewBson();
+    AppendInt64(release.filter.get(), "_id", partition);
+    AppendText(release.filter.get(), "lease.node", node);
+    // A released lease stays stored, expired at once, so LeaseOf still says who held it last.
+    release.update = NewBson();
+    bson_t min;
+    bson_append_document_begin(release.update.get(), "$min", -1, &min);
+    AppendInt64(&min, "lease.expires_at", now);
+    bson_append_document_end(release.update.get(), &min);
+    Executor().Update(release, "releasing the lease of partition " + std::to_string(partition));
+  }
+
+  std::optional<Lease> LeaseOf(int partition) override {
+    ValidatePartition(partition, RequireCreated());
+    const Bson counter = CounterDocument(partition);
+    const auto node = FindText(*counter, "lease.node");
+    const auto expires_at = FindInteger(*counter, "lease.expires_at");
+    if (!node || !expires_at) return std::nullopt;
+    return Lease{std::string(*node), *expires_at};
+  }
+
+  Sequence Checkpoint(int partition, const std::string& subscription) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    ValidatePartition(partition, RequireCreated());
+    FindCommand query{checkpoints_, CheckpointId(partition, subscription), nullptr, 1, nullptr};
+    for (const Bson& doc : Executor().Find(query, "reading checkpoint " + subscription)) {
+      return FindInteger(*doc, "sequence").value_or(0);
+    }
+    return 0;
+  }
+
+  void CommitCheckpoint(int partition, const std::string& subscription,
+                        Sequence sequence) override {
+    Require(!subscription.empty(), "subscription name is empty");
+    Require(sequence >= 0,
+            [&] { return "checkpoint sequence " + std::to_string(sequence) + " is below 0"; });
+    ValidatePartition(partition, RequireCreated());
+    UpdateCommand commit;
+    commit.collection = checkpoints_;
+    commit.filter = CheckpointId(partition, subscription);
+    commit.update = NewBson();
+    bson_t max;
+    bson_append_document_begin(commit.update.get(), "$max", -1, &max);
+    AppendInt64(&max, "sequence", sequence);
+    bson_append_document_end(commit.update.get(), &max);
+    commit.upsert = true;
+    Executor().Update(commit, "committing checkpoint " + subscription);
+  }
+
+ private:
+  static mongo_log::MultiNodeLogOptions AlgorithmOptions(const MongoLogOptions& options) {
+    Require(options.block_size >= 1, "a log's block size is at least 1");
+    Require(options.stall_grace.count() > 0, "a log's stall grace is positive");
+    mongo_log::MultiNodeLogOptions out;
+    out.node = NewId();
+    out.block_size = options.block_size;
+    out.stall_grace = options.stall_grace;
+    return out;
+  }
+
+  const mongo::Executor& Executor() const { return deployment_->executor(); }
+
+  void EnsureCollections() {
+    deployment_->collections().Ensure(
+        {counters_, "log_counters", context_, "", mongo::kLogFormat, nullptr});
+    deployment_->collections().Ensure(
+        {checkpoints_, "log_checkpoints", context_, "", mongo::kLogFormat, nullptr});
+  }
+
+  // The stored partition count; 0 when the log was never created.
+  int ReadPartitionCount() {
+    FindCommand query{counters_, BsonFromJson(R"({"_id": "log"})"), nullptr, 1, nullptr};
+    for (const Bson& doc : Executor().Find(query, "reading the event log of " + context_)) {
+      const auto format = FindInteger(*doc, "format");
+      if (format != mongo::kLogFormat) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    "event log of context \"" + context_ + "\" is in format " +
+                        std::to_string(format.value_or(-1)) + ", and this build reads format " +
+                        std::to_string(mongo::kLogFormat));
+      }
+      return static_cast<int>(FindInteger(*doc, "partitions").value_or(0));
+    }
+    return 0;
+  }
+
+  void Opened(int partitions) {
+    std::lock_guard lock(mutex_);
+    if (!signal_) signal_ = std::make_unique<store::CommitSignal>(partitions);
+    partitions_ = partitions;
+  }
+
+  int RequireCreated() const {
+    const int partitions = partitions_.load();
+    if (partitions == 0) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "event log of context \"" + context_ + "\" is not created; call Create first");
+    }
+    return partitions;
+  }
+
+  void RequireOwnRef(const AggregateRef& ref) const {
+    RequireCreated();
+    ValidateRef(ref);
+    Require(ref.context == context_, [&] {
+      return "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"";
+    });
+  }
+
+  FindCommand AggregateQuery(const AggregateRef& ref) const {
+    mongo::RequireStorableText(ref.tenant_id, "tenant id");
+    mongo::RequireStorableText(ref.id, "aggregate id");
+    FindCommand query;
+    query.collection = mongo::LogCollectionName(context_, ref.aggregate);
+    query.filter = NewBson();
+    AppendText(query.filter.get(), "tenant_id", ref.tenant_id);
+    AppendText(query.filter.get(), "id", ref.id);
+    AppendText(query.filter.get(), "kind", "entry");
+    query.sort = BsonFromJson(R"({"version": 1})");
+    return query;
+  }
+
+  Bson CounterDocument(int partition) {
+    FindCommand query{counters_, BsonFromJson(R"({"_id": )" + std::to_string(partition) + "}"),
+                      nullptr, 1, nullptr};
+    std::vector<Bson> found = Executor().Find(query, "reading " + counters_);
+    if (found.empty()) {
+      throw Error(ErrorCode::kDataLoss, "partition " + std::to_string(partition) + " of " +
+                                            context_ + " has no counter in " + counters_);
+    }
+    return std::move(found.front());
+  }
+
+  static Bson LeaseUpdate(const std::string& node, EpochMillis expires_at) {
+    Bson update = NewBson();
+    bson_t set, lease;
+    bson_append_document_begin(update.get(), "$set", -1, &set);
+    bson_append_document_begin(&set, "lease", -1, &lease);
+    AppendText(&lease, "node", node);
+    AppendInt64(&lease, "expires_at", expires_at);
+    bson_append_document_end(&set, &lease);
+    bson_append_document_end(update.get(), &set);
+    return update;
+  }
+
+  static Bson CheckpointId(int partition, const std::string& subscription) {
+    mongo::RequireStorableText(subscription, "subscription name");
+    Bson filter = NewBson();
+    bson_t id;
+    bson_append_document_begin(filter.get(), "_id", -1, &id);
+    AppendInt64(&id, "p", partition);
+    AppendText(&id, "s", subscription);
+    bson_append_document_end(filter.get(), &id);
+    return filter;
+  }
+
+  const std::shared_ptr<MongoDeployment> deployment_;
+  const std::string context_;
+  const std::shared_ptr<const Clock> clock_;
+  const std::string counters_;
+  const std::string checkpoints_;
+  mongo::MongoLogLayer layer_;
+  mongo_log::MultiNodeLog log_;
+  std::mutex mutex_;
+  std::atomic<int> partitions_{0};
+  std::unique_ptr<store::CommitSignal> signal_;
+};
+
+}  // namespace
+
+std::unique_ptr<EventLog> NewMongoEventLog(std::shared_ptr<MongoDeployment> deployment,
+                                           std::string context, std::shared_ptr<const Clock> clock,
+                                           MongoLogOptions options) {
+  Require(deployment != nullptr, "an event log needs a deployment");
+  return std::make_unique<MongoEventLog>(std::move(deployment), std::move(context),
+                                         std::move(clock), options);
+}
+
+}  // namespace wow

@@ -1,0 +1,125 @@
+// The MongoDB log's commands without a server (the pure builders of
+// src/store/mongo/log_commands.h): the documents of entries and placeholders, the unique keys, the
+// block pipelines, the tail's aggregation, and how a write error's keyPattern is read.
+#include <gtest/gtest.h>
+
+#include "store/mongo/log_commands.h"
+#include "wow/error.h"
+
+namespace wow::mongo {
+namespace {
+
+using mongo_log::LogDoc;
+using mongo_log::WriteStatus;
+
+std::string Json(const Bson& doc) { return ToJson(*doc); }
+// `json` as ToJson writes it (canonical extended JSON).
+std::string Canonical(const std::string& json) { return ToJson(*BsonFromJson(json)); }
+
+Stream AStream() {
+  Stream s;
+  s.ref = {"shop", "brand", "t1", "b1"};
+  s.version = 3;
+  s.request_id = "r1";
+  s.events = {{"renamed", R"({"to":"x"})"}};
+  s.time = 77;
+  s.transport = std::string("\x01\x00\xff", 3);
+  return s;
+}
+
+TEST(LogCommands, AnEntryHoldsItsKeysAndItsStreamAPlaceholderOnlyItsPosition) {
+  const std::string entry = Json(LogDocument(LogDoc::Entry(2, 9, AStream())));
+  EXPECT_EQ(entry.substr(0, entry.find(R"(, "stream")")),
+            R"({ "partition" : { "$numberLong" : "2" }, "sequence" : { "$numberLong" : "9" }, )"
+            R"("kind" : "entry", "tenant_id" : "t1", "id" : "b1", "version" : { "$numberLong" : )"
+            R"("3" }, "request_id" : "r1", "time" : { "$numberLong" : "77" })");
+  EXPECT_NE(entry.find(R"("transport" : { "$binary" : { "base64" : "AQD/", "subType" : "00" } })"),
+            std::string::npos)
+      << entry;
+  EXPECT_EQ(Json(LogDocument(LogDoc::Own(0, 4))),
+            R"({ "partition" : { "$numberLong" : "0" }, "sequence" : { "$numberLong" : "4" }, )"
+            R"("kind" : "own" })");
+  EXPECT_EQ(Json(LogDocument(LogDoc::Seal(0, 5))).find(R"("kind" : "seal")") != std::string::npos,
+            true);
+}
+
+TEST(LogCommands, AStoredDocumentReadsBackAsItWasAndAnotherLayoutIsDataLoss) {
+  const LogDoc back = ParseLogDocument(*LogDocument(LogDoc::Entry(2, 9, AStream())), "c");
+  EXPECT_TRUE(back.entry());
+  EXPECT_EQ(back.partition, 2);
+  EXPECT_EQ(back.sequence, 9);
+  Stream expected = AStream();
+  EXPECT_EQ(back.stream, expected) << "the transport's bytes too";
+  EXPECT_EQ(ParseLogDocument(*LogDocument(LogDoc::Seal(1, 3)), "c").kind,
+            LogDoc::Kind::kSealPlaceholder);
+  for (const char* json :
+       {R"({"sequence": 1, "kind": "own"})", R"({"partition": 0, "sequence": 1, "kind": "other"})",
+        R"({"partition": 0, "sequence": 1, "kind": "entry"})"}) {
+    try {
+      ParseLogDocument(*BsonFromJson(json), "wow_log__shop__brand");
+      ADD_FAILURE() << json;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << json;
+      EXPECT_NE(std::string(e.what()).find("wow_log__shop__brand"), std::string::npos);
+    }
+  }
+}
+
+TEST(LogCommands, TheVersionAndRequestKeysArePartialOnEntries) {
+  const std::string indexes = Json(LogIndexesCommand("wow_log__shop__brand"));
+  for (const char* index :
+       {R"({"name": "position", "key": {"partition": 1, "sequence": 1}, "unique": true})",
+        R"({"name": "version", "key": {"tenant_id": 1, "id": 1, "version": 1}, "unique": true,
+            "partialFilterExpression": {"kind": "entry"}})",
+        R"({"name": "request", "key": {"tenant_id": 1, "request_id": 1}, "unique": true,
+            "partialFilterExpression": {"kind": "entry"}})"}) {
+    EXPECT_NE(indexes.find(Canonical(index)), std::string::npos) << indexes;
+  }
+}
+
+TEST(LogCommands, ABlockIsAppendedFromTheCountersNextInOneUpdate) {
+  const std::string reserve = Json(ReserveBlockPipeline("$node", 4));
+  EXPECT_NE(reserve.find(R"("node" : { "$literal" : "$node" }, "first" : "$next", )"
+                         R"("last" : { "$add" : [ "$next", { "$numberLong" : "3" } ] }, )"
+                         R"("sealing" : false)"),
+            std::string::npos)
+      << reserve;
+  EXPECT_NE(reserve.find(R"("next" : { "$add" : [ "$next", { "$numberLong" : "4" } ] })"),
+            std::string::npos)
+      << reserve;
+  EXPECT_EQ(Json(RemoveBlockUpdate(7)),
+            R"({ "$pull" : { "blocks" : { "first" : { "$numberLong" : "7" } } } })");
+  const auto counter = ParseCounter(*BsonFromJson(
+      R"({"_id": 0, "next": 9, "blocks": [{"node": "n1", "first": 5, "last": 8, "sealing": true}]})"));
+  EXPECT_EQ(counter.next, 9);
+  EXPECT_EQ(counter.blocks, (std::vector<mongo_log::Block>{{"n1", 5, 8, true}}));
+  EXPECT_THROW(ParseCounter(*BsonFromJson(R"({"_id": 0})")), Error);
+}
+
+TEST(LogCommands, TheTailIsTheCounterThenEachCollectionAfterTheCursorTagged) {
+  auto stage = [](const char* coll, int tag) {
+    return std::string(R"({"$unionWith": {"coll": ")") + coll +
+           R"(", "pipeline": [{"$match": {"partition": 1, "sequence": {"$gt": {"$numberLong": "41"}}}},
+              {"$sort": {"sequence": 1}}, {"$limit": 5}, {"$set": {"_c": )" +
+           std::to_string(tag) + "}}]}}";
+  };
+  EXPECT_EQ(Json(TailPipeline(1, 41, {"wow_log__shop__a", "wow_log__shop__b"}, 5)),
+            Canonical(R"({"0": {"$match": {"_id": 1}}, "1": )" + stage("wow_log__shop__a", 0) +
+                      R"(, "2": )" + stage("wow_log__shop__b", 1) + "}"));
+}
+
+TEST(LogCommands, AWriteErrorIsReadByItsKeyPattern) {
+  auto status = [](const char* json) { return StatusOfWriteError(*BsonFromJson(json)); };
+  EXPECT_EQ(status(R"({"code": 11000, "keyPattern": {"partition": 1, "sequence": 1}})"),
+            WriteStatus::kPositionTaken);
+  EXPECT_EQ(status(R"({"code": 11000, "keyPattern": {"tenant_id": 1, "id": 1, "version": 1}})"),
+            WriteStatus::kVersionTaken);
+  EXPECT_EQ(status(R"({"code": 11000, "keyPattern": {"tenant_id": 1, "request_id": 1}})"),
+            WriteStatus::kRequestTaken);
+  EXPECT_EQ(status(R"({"code": 10334})"), WriteStatus::kRefused);
+  EXPECT_EQ(status(R"({"code": 11000, "keyPattern": {"_id": 1}})"), std::nullopt);
+  EXPECT_EQ(status(R"({"code": 2})"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace wow::mongo
