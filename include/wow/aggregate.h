@@ -3,7 +3,9 @@
 //
 // Commands, events and states are plain C++ types. Each command and event type names itself with
 // a `static constexpr std::string_view kType` (stable forever: it is stored in the log) and has a
-// JSON codec through nlohmann::json (to_json/from_json, e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE).
+// JSON codec through nlohmann::json (to_json/from_json, e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE;
+// WOW_DEFINE_EMPTY_MESSAGE for a type with no fields, which NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE
+// cannot take).
 // An AggregateType<State> binds them:
 //
 //   wow::AggregateType<Brand> brand("brand");
@@ -58,18 +60,32 @@ struct CommandMessage {
   }
 };
 
+// Defines the JSON codec of `Type`, a command or event with no fields: it is written as {} and
+// read from any JSON value. Use it at namespace scope, in `Type`'s namespace, after the type:
+//
+//   struct ResendCode { static constexpr std::string_view kType = "accounts.ResendCode"; };
+//   WOW_DEFINE_EMPTY_MESSAGE(ResendCode)
+#define WOW_DEFINE_EMPTY_MESSAGE(Type)                                                        \
+  inline void to_json(nlohmann::json& json, const Type&) { json = nlohmann::json::object(); } \
+  inline void from_json(const nlohmann::json&, Type&) {}
+
 // The built-in commands every aggregate takes, and the events they produce. They carry nothing.
-#define WOW_BUILT_IN_MESSAGE(Name, type_name)                                                 \
-  struct Name {                                                                               \
-    static constexpr std::string_view kType = type_name;                                      \
-  };                                                                                          \
-  inline void to_json(nlohmann::json& json, const Name&) { json = nlohmann::json::object(); } \
-  inline void from_json(const nlohmann::json&, Name&) {}
-WOW_BUILT_IN_MESSAGE(DeleteAggregate, "wow.DeleteAggregate")
-WOW_BUILT_IN_MESSAGE(RestoreAggregate, "wow.RestoreAggregate")
-WOW_BUILT_IN_MESSAGE(AggregateDeleted, "wow.AggregateDeleted")
-WOW_BUILT_IN_MESSAGE(AggregateRestored, "wow.AggregateRestored")
-#undef WOW_BUILT_IN_MESSAGE
+struct DeleteAggregate {
+  static constexpr std::string_view kType = "wow.DeleteAggregate";
+};
+struct RestoreAggregate {
+  static constexpr std::string_view kType = "wow.RestoreAggregate";
+};
+struct AggregateDeleted {
+  static constexpr std::string_view kType = "wow.AggregateDeleted";
+};
+struct AggregateRestored {
+  static constexpr std::string_view kType = "wow.AggregateRestored";
+};
+WOW_DEFINE_EMPTY_MESSAGE(DeleteAggregate)
+WOW_DEFINE_EMPTY_MESSAGE(RestoreAggregate)
+WOW_DEFINE_EMPTY_MESSAGE(AggregateDeleted)
+WOW_DEFINE_EMPTY_MESSAGE(AggregateRestored)
 
 // The codes of the rejections the built-in rules give (CommandResult::code), stable forever:
 // clients match on them.
@@ -133,7 +149,7 @@ template <typename State>
 class TypedState final : public AggregateState {
  public:
   TypedState() = default;
-  explicit TypedState(State state) : state(std::move(state)) {}
+  explicit TypedState(State initial) : state(std::move(initial)) {}
   std::unique_ptr<AggregateState> Clone() const override {
     return std::make_unique<TypedState>(state);
   }
@@ -173,7 +189,7 @@ class AggregateType final : public AggregateBehavior {
   using DecideFn = std::function<Decision(const State&, const nlohmann::json&, DecideScope&)>;
 
   // REQUIRES: `name` passes ValidateTypeName (else Error(kInvalidArgument)).
-  explicit AggregateType(std::string name) : name_(std::move(name)) {
+  explicit AggregateType(std::string_view name) : name_(name) {
     ValidateTypeName(name_, "aggregate type");
   }
 

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <future>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,8 @@ struct CommandResult {
 
 // "accepted", "rejected", "noop", "duplicate", "unknown".
 std::string_view KindName(CommandResult::Kind kind);
+// Writes KindName(kind), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, CommandResult::Kind kind);
 
 // An aggregate as loaded: its version (0 when it has no streams), whether it is deleted, its state.
 struct LoadedAggregate {
@@ -108,10 +111,22 @@ class CommandProcessor {
   // abandoning the attempt's holds when its events surely were not appended.
   CommandResult Process(const AggregateRef& target, const CommandMessage& command,
                         std::string request_id = {});
+  // Process(target, CommandMessage::Of(command), request_id): `command` is a Message value.
+  template <Message Command>
+  CommandResult Process(const AggregateRef& target, const Command& command,
+                        std::string request_id = {}) {
+    return Process(target, CommandMessage::Of(command), std::move(request_id));
+  }
 
   // Process on the worker pool; the future holds the outcome or the exception.
   std::future<CommandResult> Submit(AggregateRef target, CommandMessage command,
                                     std::string request_id = {});
+  // Submit(target, CommandMessage::Of(command), request_id): `command` is a Message value.
+  template <Message Command>
+  std::future<CommandResult> Submit(AggregateRef target, const Command& command,
+                                    std::string request_id = {}) {
+    return Submit(std::move(target), CommandMessage::Of(command), std::move(request_id));
+  }
 
   // Loads `target` from the log. Throws Error(kInvalidArgument) for an unregistered type.
   LoadedAggregate Load(const AggregateRef& target);

@@ -9,6 +9,7 @@
 // Thread-safety: immutable; safe to share between threads.
 #pragma once
 
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ enum class ErrorCode {
 
 // The code's name, such as "INVALID_ARGUMENT".
 std::string_view ErrorCodeName(ErrorCode code);
+// Writes ErrorCodeName(code), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, ErrorCode code);
 
 class Error : public std::runtime_error {
  public:

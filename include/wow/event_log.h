@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -71,6 +72,8 @@ class AppendResult {
 
 // "appended", "conflict", "duplicate", "refused", "unknown".
 std::string_view KindName(AppendResult::Kind kind);
+// Writes KindName(kind), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, AppendResult::Kind kind);
 
 // A partition's place in the history of partitions: the root's parent is none and its epoch 0.
 struct PartitionLineage {
@@ -180,7 +183,7 @@ class EventLog {
 
 // The reference implementation: the whole log in memory, gone with the process. Thread-safe.
 // `clock` judges leases.
-std::unique_ptr<EventLog> NewMemoryEventLog(std::string context,
+std::unique_ptr<EventLog> NewMemoryEventLog(std::string_view context,
                                             std::shared_ptr<const Clock> clock);
 
 }  // namespace wow

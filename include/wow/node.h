@@ -17,6 +17,7 @@
 // for concurrent use once started.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,11 @@ class Node {
 
   // Stops the timer service, then the subscriptions. Idempotent.
   void Stop();
+
+  // Waits until the node's subscriptions have handled every entry the log held at the call, or
+  // `timeout` passes: true when they have, false at the deadline (SubscriptionRunner's).
+  // REQUIRES: started, with run_subscriptions (else Error(kInvalidArgument)).
+  bool WaitUntilCaughtUp(std::chrono::milliseconds timeout);
 
   CommandProcessor& processor() { return *processor_; }
   const std::shared_ptr<CommandProcessor>& shared_processor() const { return processor_; }

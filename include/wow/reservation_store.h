@@ -48,6 +48,7 @@
 #pragma once
 
 #include <chrono>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <set>
@@ -73,6 +74,11 @@ struct ReservationScope {
 };
 
 enum class ReservationState { kPending, kConfirmed };
+
+// "PENDING", "CONFIRMED".
+std::string_view ReservationStateName(ReservationState state);
+// Writes ReservationStateName(state), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, ReservationState state);
 
 struct Reservation {
   std::string key;

@@ -93,7 +93,8 @@ SqliteWriteStats SqliteStats(const std::shared_ptr<SqliteDatabase>& db);
 // Appends of concurrent threads are committed together (group commit); Tail finds this process's
 // commits at once and other processes' by polling (50 ms, doubling to 1 s while idle).
 // Throws Error(kInvalidArgument) for a malformed context or a null db or clock.
-std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
+                                            std::string_view context,
                                             std::shared_ptr<const Clock> clock);
 
 // The reservations of every context in `db`. Each operation is one read-modify-write transaction
@@ -108,7 +109,7 @@ std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<Sqli
 // Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..kMaxPartitions or a
 // null db.
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
-                                                std::string context, int partitions);
+                                                std::string_view context, int partitions);
 
 // The contexts whose logs or timers `db` holds, with their partition counts, by name; for tools.
 // Throws wow::Error as a read of the file fails, or Error(kInvalidArgument) for a null db.

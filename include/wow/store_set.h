@@ -114,7 +114,7 @@ class StoreSet {
 // options.partitions says. Throws Error(kInvalidArgument) for a malformed URI or context,
 // Error(kFailedPrecondition) for a backend this build does not have (naming it) or a partition
 // count other than the log's, and the backend's Error when it cannot open (wow/sqlite.h).
-StoreSet OpenStores(std::string_view uri, const std::string& context,
+StoreSet OpenStores(std::string_view uri, std::string_view context,
                     const StoreSetOptions& options = {});
 
 }  // namespace wow

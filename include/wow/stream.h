@@ -9,6 +9,7 @@
 // Thread-safety: plain values; safe to share once built.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ struct TimerRule {
 
 // "once" or "retry": the name of a rule's kind, as the codecs store it and the tool shows it.
 std::string_view TimerRuleKindName(TimerRule::Kind kind);
+// Writes TimerRuleKindName(kind), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, TimerRule::Kind kind);
 
 // The kind named `name` ("once" or "retry"); nullopt when it names none.
 std::optional<TimerRule::Kind> TimerRuleKindNamed(std::string_view name);

@@ -56,8 +56,9 @@ struct SubscriptionRunnerOptions {
   std::chrono::milliseconds retry_delay{1'000};  // after a Handle or store failure
   int batch = 256;                               // entries read at a time
   // How often a started runner commits a partition's checkpoints while it delivers (0: after
-  // every batch). Entries handled since the last commit are delivered again after a crash, so a
-  // longer interval means fewer writes and more redelivery. Stop commits what was handled.
+  // every batch); a partition gone idle commits its last entries within this interval too.
+  // Entries handled since the last commit are delivered again after a crash, so a longer
+  // interval means fewer writes and more redelivery. Stop commits what was handled.
   std::chrono::milliseconds checkpoint_interval{200};
   // The least time between two passes over a partition that caught up with its log: commits
   // landing meanwhile are delivered together, one read for many. Delivery lags the log by up to
@@ -88,6 +89,18 @@ class SubscriptionRunner {
   // a Handle throws. For tests and tools; do not mix with Start.
   int CatchUp();
 
+  // Waits until every subscription's checkpoint in `position`'s partition has reached
+  // `position` (a command's CommandResult::position, say), or `timeout` passes. Returns true when
+  // it has, false at the deadline. The checkpoints are read from the log, so they count whichever
+  // node holds the lease; a started runner commits them within checkpoint_interval of handling.
+  // REQUIRES: 0 <= position.partition < the log's partitions (else Error(kInvalidArgument)).
+  bool WaitUntilCaughtUp(Position position, std::chrono::milliseconds timeout);
+
+  // Waits until every subscription has reached the head every partition had at the call (its
+  // committed entries then, all of them handled), or `timeout` passes. Returns true when it has,
+  // false at the deadline.
+  bool WaitUntilCaughtUp(std::chrono::milliseconds timeout);
+
   const std::string& node() const { return options_.node; }
 
  private:
@@ -106,6 +119,10 @@ class SubscriptionRunner {
   // Commits the checkpoints of `state` that moved since their last commit.
   void CommitCheckpoints(int partition, PartitionState& state);
   void Run(int partition, std::stop_token stop);
+  // Whether every subscription's checkpoint of partition p has reached heads[p], for every p;
+  // polls the log until they have (true) or `deadline` passes (false).
+  bool WaitForCheckpoints(const std::vector<Sequence>& heads,
+                          std::chrono::steady_clock::time_point deadline);
 
   std::shared_ptr<EventLog> log_;
   std::vector<std::shared_ptr<Subscription>> subscriptions_;

@@ -18,6 +18,7 @@
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
 
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <set>
@@ -34,6 +35,8 @@ enum class TimerState { kPending, kFiring, kParked };
 
 // "PENDING", "FIRING", "PARKED".
 std::string_view TimerStateName(TimerState state);
+// Writes TimerStateName(state), so that GoogleTest's failure messages and logs show the name.
+std::ostream& operator<<(std::ostream& out, TimerState state);
 
 struct Timer {
   AggregateRef owner;
@@ -117,6 +120,6 @@ class TimerStore {
 
 // The reference implementation: every timer in memory, gone with the process. Thread-safe.
 // `partitions` is the partition count of the context's log, for checking Timer::partition.
-std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string context, int partitions);
+std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string_view context, int partitions);
 
 }  // namespace wow

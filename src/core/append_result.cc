@@ -1,3 +1,5 @@
+#include <ostream>
+
 #include "wow/event_log.h"
 
 namespace wow {
@@ -11,6 +13,10 @@ std::string_view KindName(AppendResult::Kind kind) {
     case AppendResult::Kind::kUnknown: return "unknown";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, AppendResult::Kind kind) {
+  return out << KindName(kind);
 }
 
 }  // namespace wow

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <ostream>
 #include <thread>
 
 #include "core/background_thread.h"
@@ -30,6 +31,10 @@ std::string_view KindName(CommandResult::Kind kind) {
       return "unknown";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, CommandResult::Kind kind) {
+  return out << KindName(kind);
 }
 
 namespace {

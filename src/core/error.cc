@@ -1,5 +1,7 @@
 #include "wow/error.h"
 
+#include <ostream>
+
 namespace wow {
 
 std::string_view ErrorCodeName(ErrorCode code) {
@@ -23,6 +25,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
   }
   return "UNKNOWN";
 }
+
+std::ostream& operator<<(std::ostream& out, ErrorCode code) { return out << ErrorCodeName(code); }
 
 Error::Error(ErrorCode code, const std::string& message)
     : std::runtime_error(std::string(ErrorCodeName(code)) + ": " + message), code_(code) {}

@@ -45,6 +45,11 @@ void Node::Start() {
   timer_service_->Start();
 }
 
+bool Node::WaitUntilCaughtUp(std::chrono::milliseconds timeout) {
+  Require(runner_ != nullptr, "the node runs no subscriptions to wait for");
+  return runner_->WaitUntilCaughtUp(timeout);
+}
+
 void Node::Stop() {
   if (timer_service_) timer_service_->Stop();
   if (runner_) runner_->Stop();

@@ -1,7 +1,23 @@
+#include <ostream>
+
 #include "wow/error.h"
 #include "wow/reservation_store.h"
 
 namespace wow {
+
+std::string_view ReservationStateName(ReservationState state) {
+  switch (state) {
+    case ReservationState::kPending:
+      return "PENDING";
+    case ReservationState::kConfirmed:
+      return "CONFIRMED";
+  }
+  return "UNKNOWN";
+}
+
+std::ostream& operator<<(std::ostream& out, ReservationState state) {
+  return out << ReservationStateName(state);
+}
 
 void ValidateReservationKey(const ReservationScope& scope, std::string_view key) {
   ValidateTypeName(scope.context, "reservation scope's context");

@@ -1,6 +1,7 @@
 #include "wow/stream.h"
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "wow/error.h"
 
@@ -38,6 +39,10 @@ std::string_view TimerRuleKindName(TimerRule::Kind kind) {
       return "retry";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, TimerRule::Kind kind) {
+  return out << TimerRuleKindName(kind);
 }
 
 std::optional<TimerRule::Kind> TimerRuleKindNamed(std::string_view name) {

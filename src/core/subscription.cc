@@ -142,6 +142,13 @@ int SubscriptionRunner::Pump(int partition, std::chrono::milliseconds wait, std:
     }
     s.committed = s.delivered;
   }
+  if (state != nullptr && s.delivered != s.committed) {
+    // Handled entries wait for their commit: read no longer than until it is due, so that an idle
+    // partition commits its last checkpoints within checkpoint_interval.
+    wait = std::min(
+        wait, std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(
+                                                         s.commit_at - SteadyClock::now())));
+  }
   const Sequence from = *std::min_element(s.delivered.begin(), s.delivered.end());
   const std::vector<Entry> entries = wait.count() > 0
                                          ? log_->Tail(partition, from, options_.batch, wait, stop)
@@ -164,6 +171,41 @@ int SubscriptionRunner::Pump(int partition, std::chrono::milliseconds wait, std:
     s.commit_at = SteadyClock::now() + options_.checkpoint_interval;
   }
   return static_cast<int>(entries.size());
+}
+
+bool SubscriptionRunner::WaitUntilCaughtUp(Position position, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Require(position.partition >= 0 && position.partition < log_->partitions(), [&] {
+    return "partition " + std::to_string(position.partition) + " is not in the log's " +
+           std::to_string(log_->partitions());
+  });
+  std::vector<Sequence> heads(static_cast<size_t>(log_->partitions()), 0);
+  heads[static_cast<size_t>(position.partition)] = position.sequence;
+  return WaitForCheckpoints(heads, deadline);
+}
+
+bool SubscriptionRunner::WaitUntilCaughtUp(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<Sequence> heads;
+  for (int p = 0; p < log_->partitions(); ++p) heads.push_back(log_->Head(p));
+  return WaitForCheckpoints(heads, deadline);
+}
+
+bool SubscriptionRunner::WaitForCheckpoints(const std::vector<Sequence>& heads,
+                                            std::chrono::steady_clock::time_point deadline) {
+  size_t p = 0;  // the first partition not known to be caught up
+  for (;;) {
+    for (; p < heads.size(); ++p) {
+      const bool caught_up =
+          std::all_of(subscriptions_.begin(), subscriptions_.end(), [&](const auto& subscription) {
+            return log_->Checkpoint(static_cast<int>(p), subscription->name()) >= heads[p];
+          });
+      if (!caught_up) break;
+    }
+    if (p == heads.size()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 void SubscriptionRunner::CommitCheckpoints(int partition, PartitionState& state) {

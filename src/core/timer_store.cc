@@ -1,6 +1,7 @@
 #include "wow/timer_store.h"
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "wow/error.h"
 
@@ -16,6 +17,10 @@ std::string_view TimerStateName(TimerState state) {
       return "PARKED";
   }
   return "UNKNOWN";
+}
+
+std::ostream& operator<<(std::ostream& out, TimerState state) {
+  return out << TimerStateName(state);
 }
 
 void ValidateTimerOwner(const AggregateRef& owner, std::string_view context) {

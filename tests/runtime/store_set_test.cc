@@ -144,6 +144,25 @@ TEST(OpenStoresTest, WithReplacesStoresByWrappersAndKeepsTheSetsPromise) {
   EXPECT_EQ(counting->appends.load(), 1);
 }
 
+TEST(StoreSetTest, FactoriesAndTypesTakeStringViewConstants) {
+  constexpr std::string_view kShop = "shop";
+  constexpr std::string_view kBrand = "brand";
+  auto clock = std::make_shared<ManualClock>();
+  EXPECT_EQ(NewMemoryEventLog(kShop, clock)->context(), "shop");
+  EXPECT_NO_THROW(NewMemoryTimerStore(kShop, 1));
+  EXPECT_EQ(OpenStores("memory:", kShop).context(), "shop");
+  EXPECT_EQ(AggregateType<int>(kBrand).name(), "brand");
+}
+
+TEST(NodeTest, WaitUntilCaughtUpNeedsTheNodesSubscriptions) {
+  NodeOptions options;
+  options.run_subscriptions = false;
+  Node node(OpenStores("memory:", "eshop-catalog"), options);
+  node.Start();
+  EXPECT_TRUE(FailsWith(ErrorCode::kInvalidArgument, "no subscriptions",
+                        [&] { node.WaitUntilCaughtUp(std::chrono::seconds(0)); }));
+}
+
 TEST(NodeTest, ANodeProcessesCommandsAndRunsItsSubscriptionsBetweenStartAndStop) {
   const StoreSet stores = OpenStores("memory:", "eshop-catalog", WithPartitions(2));
   NodeOptions options;
@@ -164,6 +183,13 @@ TEST(NodeTest, ANodeProcessesCommandsAndRunsItsSubscriptionsBetweenStartAndStop)
     if (!leased) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(leased);
+  // A stream appended while the node runs is handled by every subscription it runs.
+  const CommandResult second = node.processor().Process(
+      AggregateRef{"eshop-catalog", "brand", "t1", "b2"}, eshop::CreateBrand{"B"});
+  ASSERT_EQ(second.kind, CommandResult::Kind::kAccepted);
+  EXPECT_TRUE(node.WaitUntilCaughtUp(std::chrono::seconds(5)));
+  EXPECT_GE(stores.log()->Checkpoint(second.position.partition, "wow.timers"),
+            second.position.sequence);
   node.Stop();
   node.Stop();  // idempotent
   const auto lease = stores.log()->LeaseOf(PartitionOf("t1", "b1", 2));

@@ -1,6 +1,7 @@
 // The SubscriptionRunner's writes while it runs: the lease is renewed once a third of its time to
-// live has passed, checkpoints are committed at most once per checkpoint_interval, and Stop
-// commits what was handled, so a restart delivers nothing twice.
+// live has passed, checkpoints are committed at most once per checkpoint_interval (and within it
+// once a partition goes idle), and Stop commits what was handled, so a restart delivers nothing
+// twice; WaitUntilCaughtUp waits for the checkpoints, up to a deadline.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -128,6 +129,71 @@ TEST_F(SubscriptionRunnerWrites, ACaughtUpPartitionWaitsPassIntervalAndStopCutsT
   const auto stopping = std::chrono::steady_clock::now();
   runner.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(10));
+}
+
+// Waits until `subscription`'s checkpoint of partition 0 is `sequence`, for at most 10 s; returns
+// how long it took.
+std::chrono::steady_clock::duration AwaitCheckpoint(EventLog& log, const Subscription& subscription,
+                                                    Sequence sequence) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::seconds(10);
+  while (log.Checkpoint(0, subscription.name()) < sequence &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return std::chrono::steady_clock::now() - started;
+}
+
+TEST_F(SubscriptionRunnerWrites, AnIdlePartitionCommitsItsLastCheckpointWithinTheInterval) {
+  // The default lease (10 s): a pass of an idle partition waits up to a third of it for entries.
+  SubscriptionRunner runner(log_, {subscription_},
+                            Options(milliseconds(10'000), milliseconds(200)));
+  runner.Start();
+  ASSERT_TRUE(log_->Append(StreamOf("b1", 1)).appended());
+  ASSERT_TRUE(AwaitHandled(*subscription_, 1));
+  AwaitCheckpoint(*log_, *subscription_, 1);
+  ASSERT_EQ(log_->Checkpoint(0, subscription_->name()), 1);
+  // Handled within the interval of the last commit: its commit is due when the interval ends.
+  ASSERT_TRUE(log_->Append(StreamOf("b2", 1)).appended());
+  ASSERT_TRUE(AwaitHandled(*subscription_, 2));
+  const auto took = AwaitCheckpoint(*log_, *subscription_, 2);
+  EXPECT_EQ(log_->Checkpoint(0, subscription_->name()), 2);
+  EXPECT_LT(took, milliseconds(1'500))
+      << "the last checkpoint waited for the partition's next pass";
+}
+
+TEST_F(SubscriptionRunnerWrites, WaitUntilCaughtUpReturnsOnceTheCheckpointsReachTheHeads) {
+  SubscriptionRunner runner(log_, {subscription_},
+                            Options(milliseconds(10'000), milliseconds(200)));
+  runner.Start();
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(log_->Append(StreamOf("b" + std::to_string(i), 1)).appended());
+  }
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(runner.WaitUntilCaughtUp(std::chrono::seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(1'500));
+  EXPECT_EQ(log_->Checkpoint(0, subscription_->name()), 3);
+  EXPECT_EQ(subscription_->handled.load(), 3);
+
+  const AppendResult fourth = log_->Append(StreamOf("b4", 1));
+  ASSERT_TRUE(fourth.appended());
+  EXPECT_TRUE(runner.WaitUntilCaughtUp(fourth.position(), std::chrono::seconds(5)));
+  EXPECT_GE(log_->Checkpoint(0, subscription_->name()), fourth.position().sequence);
+}
+
+TEST_F(SubscriptionRunnerWrites, WaitUntilCaughtUpGivesUpAtItsDeadline) {
+  SubscriptionRunner runner(log_, {subscription_});  // not started: nothing moves on
+  EXPECT_TRUE(runner.WaitUntilCaughtUp(milliseconds(0))) << "an empty log is caught up";
+  const AppendResult first = log_->Append(StreamOf("b1", 1));
+  ASSERT_TRUE(first.appended());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(runner.WaitUntilCaughtUp(milliseconds(50)));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds(50));
+  EXPECT_FALSE(runner.WaitUntilCaughtUp(first.position(), milliseconds(0)));
+  EXPECT_EQ(runner.CatchUp(), 1);
+  EXPECT_TRUE(runner.WaitUntilCaughtUp(milliseconds(0)));
+  EXPECT_TRUE(runner.WaitUntilCaughtUp(first.position(), milliseconds(0)));
+  EXPECT_THROW(runner.WaitUntilCaughtUp(Position{1, 1}, milliseconds(0)), Error);
 }
 
 TEST_F(SubscriptionRunnerWrites, ANegativeIntervalIsRefused) {

@@ -9,14 +9,24 @@
 //
 // Commands run through the real CommandProcessor over the in-memory log and reservation store, so
 // reservations are reserved, confirmed, released and abandoned exactly as in production. Time is a
-// ManualClock (clock()). Expectations report failures through GoogleTest (ADD_FAILURE) and return
-// the spec, so they chain.
+// ManualClock (clock()). Timers too: ExpectTimerScheduled and ExpectTimerCancelled check what the
+// last command set, and AdvanceTime moves the clock and fires the timers then due through the
+// real timer subscription and TimerService, so their commands run against the spec's aggregate:
+//
+//   spec.When(accounts::RegisterAccount{"ada@example.com"})
+//       .ExpectTimerScheduled("verification", spec.clock().NowMillis() + 86'400'000,
+//                             spec.self(), accounts::ExpireUnverified{});
+//   spec.AdvanceTime(std::chrono::hours(24)).ExpectEvents(accounts::AccountExpired{});
+//
+// Expectations report failures through GoogleTest (ADD_FAILURE) and return the spec, so they
+// chain.
 //
 // Thread-safety: not thread-safe; one spec per test.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,6 +38,9 @@
 #include "wow/command_processor.h"
 #include "wow/event_log.h"
 #include "wow/reservation_store.h"
+#include "wow/subscription.h"
+#include "wow/timer_service.h"
+#include "wow/timer_store.h"
 
 namespace wow::testing {
 
@@ -66,7 +79,8 @@ class AggregateSpec {
         self_(std::move(self)),
         clock_(std::make_shared<ManualClock>()),
         log_(NewMemoryEventLog(self_.context, clock_)),
-        reservations_(NewMemoryReservationStore(clock_)) {
+        reservations_(NewMemoryReservationStore(clock_)),
+        timers_(NewMemoryTimerStore(self_.context, 1)) {
     Require(self_.aggregate == type_->name(), [&] {
       return "the spec's aggregate " + ToString(self_) + " is not of type " + type_->name();
     });
@@ -112,7 +126,14 @@ class AggregateSpec {
                                   ReservationTenancy tenancy = ReservationTenancy::kTenant) {
     AggregateRef other = self_;
     other.id = "another-" + self_.id;
-    reservations_->Confirm(DecideScope::ScopeOf(other, ns, tenancy), std::string(key), other, 1);
+    return GivenReservation(ns, key, other, tenancy);
+  }
+
+  // `owner` holds `key` in `ns`, confirmed: an aggregate of another tenant, say, for a kSystem
+  // key. REQUIRES: `owner` is in the spec's context.
+  AggregateSpec& GivenReservation(std::string_view ns, std::string_view key,
+                                  const AggregateRef& owner, ReservationTenancy tenancy) {
+    reservations_->Confirm(DecideScope::ScopeOf(owner, ns, tenancy), std::string(key), owner, 1);
     return *this;
   }
 
@@ -120,11 +141,52 @@ class AggregateSpec {
   template <Message Command>
   AggregateSpec& When(const Command& command, std::string request_id = {}) {
     thrown_.reset();
+    const Version before = version();
     try {
-      result_ = Processor().Process(self_, CommandMessage::Of(command), std::move(request_id));
+      result_ = Processor().Process(self_, command, std::move(request_id));
     } catch (const std::exception& e) {
       result_.reset();
       thrown_ = e.what();
+    }
+    appended_ = {before, version()};
+    return *this;
+  }
+
+  // Moves the clock on by `by`, then fires every timer due by then (and those their commands set
+  // that are due too) through the timer subscription and a TimerService, as a node would. The
+  // outcome the Expect calls check is then what the fired commands appended to the aggregate
+  // under test: accepted with their events, in order, or a no-op when they appended none (a
+  // timer whose command was rejected is parked, see timers()). The spec fails when timers keep
+  // firing after 100 rounds.
+  AggregateSpec& AdvanceTime(std::chrono::milliseconds by) {
+    thrown_.reset();
+    clock_->Advance(by);
+    const Version before = version();
+    try {
+      int rounds = 0;
+      for (;; ++rounds) {
+        Timers().CatchUp();  // the timer facts of the streams appended so far
+        if (rounds == 100) {
+          ADD_FAILURE() << "timers were still firing after 100 rounds of AdvanceTime";
+          break;
+        }
+        if (TimerFiring().FireDue() == 0) break;
+      }
+    } catch (const std::exception& e) {
+      thrown_ = e.what();
+    }
+    appended_ = {before, version()};
+    CommandResult outcome;
+    outcome.target = self_;
+    outcome.version = appended_.second;
+    for (const Stream& stream : AppendedStreams()) {
+      outcome.kind = CommandResult::Kind::kAccepted;
+      outcome.events.insert(outcome.events.end(), stream.events.begin(), stream.events.end());
+    }
+    if (thrown_) {
+      result_.reset();
+    } else {
+      result_ = std::move(outcome);
     }
     return *this;
   }
@@ -162,6 +224,33 @@ class AggregateSpec {
     } else {
       EXPECT_EQ(result_->code, code) << result_->message;
     }
+    return *this;
+  }
+
+  // The last command (or the timers AdvanceTime fired) set the aggregate's timer `key`.
+  AggregateSpec& ExpectTimerScheduled(std::string_view key) {
+    LastTimerFact(key, TimerFact::Kind::kSchedule);
+    return *this;
+  }
+
+  // The last command (or the timers AdvanceTime fired) set the aggregate's timer `key` due at
+  // `due_at` (epoch milliseconds) to send `command` to `target`.
+  template <Message Command>
+  AggregateSpec& ExpectTimerScheduled(std::string_view key, EpochMillis due_at,
+                                      const AggregateRef& target, const Command& command) {
+    const std::optional<TimerFact> fact = LastTimerFact(key, TimerFact::Kind::kSchedule);
+    if (!fact) return *this;
+    EXPECT_EQ(fact->due_at, due_at) << "timer " << key << "'s due time";
+    EXPECT_EQ(fact->target, target) << "timer " << key << "'s target";
+    EXPECT_EQ(fact->command_type, Command::kType) << "timer " << key << "'s command";
+    EXPECT_EQ(nlohmann::json::parse(fact->body), nlohmann::json(command))
+        << "timer " << key << "'s command " << Command::kType;
+    return *this;
+  }
+
+  // The last command (or the timers AdvanceTime fired) cancelled the aggregate's timer `key`.
+  AggregateSpec& ExpectTimerCancelled(std::string_view key) {
+    LastTimerFact(key, TimerFact::Kind::kCancel);
     return *this;
   }
 
@@ -214,12 +303,14 @@ class AggregateSpec {
   ManualClock& clock() { return *clock_; }
   EventLog& log() { return *log_; }
   ReservationStore& reservations() { return *reservations_; }
+  // The timers the timer subscription applied, as of the last AdvanceTime.
+  TimerStore& timers() { return *timers_; }
   const AggregateRef& self() const { return self_; }
 
  private:
   CommandProcessor& Processor() {
     if (!processor_) {
-      processor_ = std::make_unique<CommandProcessor>(log_, reservations_, clock_,
+      processor_ = std::make_shared<CommandProcessor>(log_, reservations_, clock_,
                                                       CommandProcessorOptions{.workers = 1});
       if (initial_) {
         processor_->Register(std::make_shared<GivenStateType<State>>(type_, *initial_));
@@ -228,6 +319,46 @@ class AggregateSpec {
       }
     }
     return *processor_;
+  }
+
+  // The timer subscription, fed on this thread by CatchUp.
+  SubscriptionRunner& Timers() {
+    if (!runner_) {
+      runner_ = std::make_unique<SubscriptionRunner>(
+          log_, std::vector<std::shared_ptr<Subscription>>{NewTimerSubscription(timers_, 1)});
+    }
+    return *runner_;
+  }
+
+  // The timer service, on the runner's node (one lease per node and partition).
+  TimerService& TimerFiring() {
+    if (!timer_service_) {
+      Processor();
+      timer_service_ = std::make_unique<TimerService>(log_, timers_, processor_, clock_,
+                                                      TimerServiceOptions{.node = Timers().node()});
+    }
+    return *timer_service_;
+  }
+
+  // The streams the last When or AdvanceTime appended to the aggregate under test.
+  std::vector<Stream> AppendedStreams() {
+    return log_->Read(self_, appended_.first + 1, appended_.second);
+  }
+
+  // The last fact about timer `key` of `kind` in AppendedStreams(); fails the spec when none.
+  std::optional<TimerFact> LastTimerFact(std::string_view key, TimerFact::Kind kind) {
+    std::optional<TimerFact> found;
+    for (const Stream& stream : AppendedStreams()) {
+      for (const TimerFact& fact : stream.timers) {
+        if (fact.key == key) found = fact.kind == kind ? std::optional(fact) : std::nullopt;
+      }
+    }
+    if (!found) {
+      ADD_FAILURE() << "expected timer " << key << " to be "
+                    << (kind == TimerFact::Kind::kSchedule ? "scheduled" : "cancelled")
+                    << " by the last command; it was not";
+    }
+    return found;
   }
 
   bool Ran() {
@@ -250,8 +381,13 @@ class AggregateSpec {
   std::shared_ptr<ManualClock> clock_;
   std::shared_ptr<EventLog> log_;
   std::shared_ptr<ReservationStore> reservations_;
+  std::shared_ptr<TimerStore> timers_;
   std::optional<State> initial_;
-  std::unique_ptr<CommandProcessor> processor_;
+  std::shared_ptr<CommandProcessor> processor_;
+  std::unique_ptr<SubscriptionRunner> runner_;
+  std::unique_ptr<TimerService> timer_service_;
+  // The aggregate's versions before and after the last When or AdvanceTime.
+  std::pair<Version, Version> appended_;
   std::optional<CommandResult> result_;
   std::optional<std::string> thrown_;
 };

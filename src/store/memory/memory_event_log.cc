@@ -279,9 +279,9 @@ class MemoryEventLog final : public EventLog {
 
 }  // namespace
 
-std::unique_ptr<EventLog> NewMemoryEventLog(std::string context,
+std::unique_ptr<EventLog> NewMemoryEventLog(std::string_view context,
                                             std::shared_ptr<const Clock> clock) {
-  return std::make_unique<MemoryEventLog>(std::move(context), std::move(clock));
+  return std::make_unique<MemoryEventLog>(std::string(context), std::move(clock));
 }
 
 }  // namespace wow

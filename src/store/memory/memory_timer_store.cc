@@ -156,8 +156,8 @@ class MemoryTimerStore final : public TimerStore {
 
 }  // namespace
 
-std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string context, int partitions) {
-  return std::make_unique<MemoryTimerStore>(std::move(context), partitions);
+std::unique_ptr<TimerStore> NewMemoryTimerStore(std::string_view context, int partitions) {
+  return std::make_unique<MemoryTimerStore>(std::string(context), partitions);
 }
 
 }  // namespace wow

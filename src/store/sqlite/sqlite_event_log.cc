@@ -647,9 +647,10 @@ class SqliteEventLog final : public EventLog {
 
 }  // namespace
 
-std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db, std::string context,
+std::unique_ptr<EventLog> NewSqliteEventLog(std::shared_ptr<SqliteDatabase> db,
+                                            std::string_view context,
                                             std::shared_ptr<const Clock> clock) {
-  return std::make_unique<SqliteEventLog>(std::move(db), std::move(context), std::move(clock));
+  return std::make_unique<SqliteEventLog>(std::move(db), std::string(context), std::move(clock));
 }
 
 }  // namespace wow

@@ -289,8 +289,8 @@ class SqliteTimerStore final : public TimerStore {
 }  // namespace
 
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
-                                                std::string context, int partitions) {
-  return std::make_unique<SqliteTimerStore>(std::move(db), std::move(context), partitions);
+                                                std::string_view context, int partitions) {
+  return std::make_unique<SqliteTimerStore>(std::move(db), std::string(context), partitions);
 }
 
 }  // namespace wow

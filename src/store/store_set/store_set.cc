@@ -77,8 +77,9 @@ StoreSet OpenSqlite(std::string_view uri, const std::string& path, const std::st
 
 }  // namespace
 
-StoreSet OpenStores(std::string_view uri, const std::string& context,
+StoreSet OpenStores(std::string_view uri, std::string_view context_name,
                     const StoreSetOptions& options) {
+  const std::string context(context_name);
   const StoreUri parsed = ParseStoreUri(uri);
   ValidateTypeName(context, "context");
   Require(options.partitions >= 0, "a partition count cannot be negative");

@@ -39,12 +39,12 @@ int CheckBrands(std::shared_ptr<wow::EventLog> log, std::shared_ptr<wow::Reserva
   const wow::AggregateRef b1{std::string(kContext), "brand", "acme", "b-1"};
   const wow::AggregateRef b2{std::string(kContext), "brand", "acme", "b-2"};
 
-  wow::CommandResult first = processor.Process(b1, wow::CommandMessage::Of(CreateBrand{"contoso"}));
+  wow::CommandResult first = processor.Process(b1, CreateBrand{"contoso"});
   check(first.kind == wow::CommandResult::Kind::kAccepted, "the first brand is accepted");
   check(first.version == 1, "the first brand is at version 1");
 
   wow::CommandResult second =
-      processor.Process(b2, wow::CommandMessage::Of(CreateBrand{"CON\u00ADTOSO"}));
+      processor.Process(b2, CreateBrand{"CON\u00ADTOSO"});
   check(second.kind == wow::CommandResult::Kind::kRejected, "the second brand is rejected");
   check(second.code == "NAME_TAKEN", "the second brand's code is NAME_TAKEN (one name key)");
 

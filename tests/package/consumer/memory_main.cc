@@ -8,7 +8,7 @@
 
 int main() {
   auto clock = std::make_shared<wow::ManualClock>();
-  std::shared_ptr<wow::EventLog> log = wow::NewMemoryEventLog(std::string(consumer::kContext), clock);
+  std::shared_ptr<wow::EventLog> log = wow::NewMemoryEventLog(consumer::kContext, clock);
   std::shared_ptr<wow::ReservationStore> keys = wow::NewMemoryReservationStore(clock);
   const int failures = consumer::CheckBrands(log, keys, clock);
   std::cout << (failures == 0 ? "consumer_memory: ok\n" : "consumer_memory: FAILED\n");

@@ -21,13 +21,13 @@ int main() {
   int failures = 0;
   {
     auto db = wow::OpenSqliteDatabase(file);
-    std::shared_ptr<wow::EventLog> log = wow::NewSqliteEventLog(db, std::string(consumer::kContext), clock);
+    std::shared_ptr<wow::EventLog> log = wow::NewSqliteEventLog(db, consumer::kContext, clock);
     std::shared_ptr<wow::ReservationStore> keys = wow::NewSqliteReservationStore(db, clock);
     failures += consumer::CheckBrands(log, keys, clock);
   }
   {
     auto db = wow::OpenSqliteDatabase(file);
-    std::shared_ptr<wow::EventLog> log = wow::NewSqliteEventLog(db, std::string(consumer::kContext), clock);
+    std::shared_ptr<wow::EventLog> log = wow::NewSqliteEventLog(db, consumer::kContext, clock);
     if (log->Open() != 4) {
       std::cerr << "FAILED: the reopened log has 4 partitions\n";
       ++failures;
