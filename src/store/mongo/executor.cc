@@ -24,6 +24,19 @@ struct ReadConcernDeleter {
   void operator()(mongoc_read_concern_t* concern) const { mongoc_read_concern_destroy(concern); }
 };
 
+// Every document `cursor` yields (copies); throws Error naming `what` when the read fails.
+std::vector<Bson> Drain(const Cursor& cursor, std::string_view what) {
+  std::vector<Bson> documents;
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
+  bson_error_t error;
+  const bson_t* reply = nullptr;
+  if (mongoc_cursor_error_document(cursor.get(), &error, &reply)) {
+    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply, false), what);
+  }
+  return documents;
+}
+
 struct BsonFreeDeleter {
   void operator()(void* memory) const { bson_free(memory); }
 };
@@ -121,15 +134,7 @@ std::vector<Bson> Executor::Find(const FindCommand& command, std::string_view wh
   if (command.projection) AppendDocument(opts.get(), "projection", *command.projection);
   Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(), opts.get(),
                                                  nullptr));
-  std::vector<Bson> documents;
-  const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
-  bson_error_t error;
-  const bson_t* reply = nullptr;
-  if (mongoc_cursor_error_document(cursor.get(), &error, &reply)) {
-    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply, false), what);
-  }
-  return documents;
+  return Drain(cursor, what);
 }
 
 InsertOutcome Executor::InsertMany(const std::string& collection_name,
@@ -208,15 +213,7 @@ std::vector<Bson> Executor::Aggregate(const std::string& collection_name, const 
   Bson opts = ReadOptions();
   Cursor cursor(mongoc_collection_aggregate(collection.get(), MONGOC_QUERY_NONE, &pipeline,
                                             opts.get(), nullptr));
-  std::vector<Bson> documents;
-  const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
-  bson_error_t error;
-  const bson_t* reply = nullptr;
-  if (mongoc_cursor_error_document(cursor.get(), &error, &reply)) {
-    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply, false), what);
-  }
-  return documents;
+  return Drain(cursor, what);
 }
 
 Executor::CommandOutcome Executor::TryCommand(const bson_t& command, bool write,
