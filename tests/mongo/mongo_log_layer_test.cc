@@ -158,6 +158,25 @@ TEST_F(MongoLogLayerTest, ACollectionOfAnotherContextIsNotRegistered) {
   EXPECT_TRUE(layer_->ReadRegistry().empty());
 }
 
+TEST_F(MongoLogLayerTest, ACollectionRecordedForAnotherAggregateIsRefusedAndLeftAsItIs) {
+  const std::string database = Describe(*deployment_).database;
+  testing_support::RunMongoCommand(
+      uri_,
+      R"({"insert": "wow_collections", "documents": [{"_id": ")" + a_ +
+          R"(", "kind": "log", "context": "shop", "aggregate": "other", "format": 1}]})",
+      database);
+  try {
+    layer_->Register(a_);
+    ADD_FAILURE() << "registered a collection recorded for another aggregate";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+    EXPECT_NE(std::string(e.what()).find("another store"), std::string::npos) << e.what();
+  }
+  const std::string record = testing_support::RunMongoCommand(
+      uri_, R"({"find": "wow_collections", "filter": {"_id": ")" + a_ + R"("}})", database);
+  EXPECT_NE(record.find(R"("aggregate" : "other")"), std::string::npos) << record;
+}
+
 // Three nodes (three pools) append at once to one context while the server drops the
 // acknowledgements of inserts; a fourth node's tail delivers every stream that landed, once and
 // in sequence order, each aggregate's in version order.

@@ -42,15 +42,29 @@ Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& s
   return command;
 }
 
-int Collections::RecordedFormat(const std::string& name) {
+int Collections::RecordedFormat(const CollectionSpec& spec) {
+  const std::string& name = spec.name;
   std::vector<Bson> records =
       executor_.Find(FormatRecordQuery(name), "reading the format record of " + name);
   if (records.empty()) return -1;
-  const auto format = FindInteger(*records.front(), "format");
+  const bson_t& record = *records.front();
+  const auto format = FindInteger(record, "format");
   if (!format) {
     throw Error(ErrorCode::kDataLoss, "MongoDB: the format record of " + name + " in " +
                                           kCollectionsRegistry +
-                                          " has no format: " + ToJson(*records.front()));
+                                          " has no format: " + ToJson(record));
+  }
+  // A name is one (kind, context, aggregate): a record of another is a collection this store
+  // must not write.
+  const auto kind = FindText(record, "kind");
+  const auto context = FindText(record, "context");
+  const auto aggregate = FindText(record, "aggregate");
+  if (kind != spec.kind || context != spec.context || aggregate != spec.aggregate) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "MongoDB: collection " + name + " is recorded in " + kCollectionsRegistry +
+                    " for another store: " + ToJson(record) + ", not the " + spec.kind +
+                    " of aggregate \"" + spec.aggregate + "\" of context \"" + spec.context +
+                    "\"; nothing was changed");
   }
   return static_cast<int>(*format);
 }
@@ -79,7 +93,7 @@ void Collections::Ensure(const CollectionSpec& spec) {
     std::lock_guard lock(mutex_);
     if (known_.contains(spec.name)) return;
   }
-  int format = RecordedFormat(spec.name);
+  int format = RecordedFormat(spec);
   if (format < 0) {
     if (ddl_ == MongoOptions::Ddl::kNone) {
       throw Error(ErrorCode::kFailedPrecondition,
@@ -89,7 +103,7 @@ void Collections::Ensure(const CollectionSpec& spec) {
                       "create it (open once with Ddl::kAuto) or check the database name");
     }
     Create(spec);
-    format = RecordedFormat(spec.name);
+    format = RecordedFormat(spec);
   }
   if (format != spec.format) {
     throw Error(ErrorCode::kFailedPrecondition,

@@ -42,16 +42,18 @@ class Collections {
       : executor_(executor), ddl_(ddl), shard_(shard) {}
 
   // Makes sure `spec`'s collection is there in `spec.format`, once per process and name. Throws
-  // Error(kFailedPrecondition) for a record of another format (naming both) and, with Ddl::kNone,
-  // a missing record; the executor's Error when MongoDB fails.
+  // Error(kFailedPrecondition) for a record of another format (naming both) or of another kind,
+  // context or aggregate, and, with Ddl::kNone, a missing record; the executor's Error when
+  // MongoDB fails.
   void Ensure(const CollectionSpec& spec);
 
   // Whether new collections are sharded (a mongos with Sharding::kAuto).
   bool sharded() const { return shard_; }
 
  private:
-  // The format recorded for `name`, or -1 when none is.
-  int RecordedFormat(const std::string& name);
+  // The format recorded for `spec`'s name, or -1 when none is. Throws Error(kFailedPrecondition)
+  // when the record is of another kind, context or aggregate.
+  int RecordedFormat(const CollectionSpec& spec);
   void Create(const CollectionSpec& spec);
 
   const Executor& executor_;
