@@ -88,6 +88,10 @@ struct Lease {
   friend bool operator==(const Lease&, const Lease&) = default;
 };
 
+// Throws Error(kInvalidArgument) unless `node` is not empty and `ttl` is positive: the arguments
+// every AcquireLease checks.
+void ValidateLeaseRequest(const std::string& node, std::chrono::milliseconds ttl);
+
 class EventLog {
  public:
   virtual ~EventLog() = default;

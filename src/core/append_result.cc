@@ -1,5 +1,6 @@
 #include <ostream>
 
+#include "wow/error.h"
 #include "wow/event_log.h"
 
 namespace wow {
@@ -17,6 +18,13 @@ std::string_view KindName(AppendResult::Kind kind) {
 
 std::ostream& operator<<(std::ostream& out, AppendResult::Kind kind) {
   return out << KindName(kind);
+}
+
+void ValidateLeaseRequest(const std::string& node, std::chrono::milliseconds ttl) {
+  Require(!node.empty(), "lease node is empty");
+  Require(ttl.count() > 0, [&] {
+    return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
+  });
 }
 
 }  // namespace wow

@@ -122,6 +122,37 @@ TEST(LogCommands, TheTailIsTheCounterThenEachCollectionAfterTheCursorTagged) {
                       R"(, "2": )" + stage("wow_log__shop__b", 1) + "}"));
 }
 
+TEST(LogCommands, ALeaseIsTakenWhileItsNodesExpiredOrMissingAndReleasedByItsNodeAlone) {
+  const UpdateCommand take = LeaseTakeCommand("shop", 2, "n1", 100, 130);
+  EXPECT_EQ(take.collection, "wow_log_counters__shop");
+  EXPECT_FALSE(take.upsert) << "a counter is created by Create, never by a lease";
+  EXPECT_EQ(Json(take.filter),
+            Canonical(R"({"_id": {"$numberLong": "2"}, "$or": [{"lease.node": "n1"},
+                {"lease.expires_at": {"$lte": {"$numberLong": "100"}}}, {"lease": null}]})"));
+  EXPECT_EQ(Json(take.update), Canonical(R"({"$set": {"lease": {"node": "n1",
+                                   "expires_at": {"$numberLong": "130"}}}})"));
+  const UpdateCommand release = LeaseReleaseCommand("shop", 2, "n1", 120);
+  EXPECT_EQ(Json(release.filter),
+            Canonical(R"({"_id": {"$numberLong": "2"}, "lease.node": "n1"})"));
+  EXPECT_EQ(Json(release.update),
+            Canonical(R"({"$min": {"lease.expires_at": {"$numberLong": "120"}}})"));
+  EXPECT_THROW(LeaseTakeCommand("shop", 0, std::string("n\0", 2), 1, 2), Error);
+}
+
+TEST(LogCommands, ACheckpointOnlyMovesUpAndTheHeadIsTheLastEntry) {
+  const UpdateCommand commit = CheckpointCommitCommand("shop", 1, "$sub", 9);
+  EXPECT_EQ(commit.collection, "wow_log_checkpoints__shop");
+  EXPECT_TRUE(commit.upsert);
+  EXPECT_EQ(Json(commit.filter), Canonical(R"({"_id": {"p": {"$numberLong": "1"}, "s": "$sub"}})"));
+  EXPECT_EQ(Json(commit.update), Canonical(R"({"$max": {"sequence": {"$numberLong": "9"}}})"));
+  EXPECT_EQ(Json(CheckpointQuery("shop", 1, "$sub").filter), Json(commit.filter));
+  const FindCommand head = HeadQuery("wow_log__shop__brand", 3);
+  EXPECT_EQ(Json(head.filter),
+            Canonical(R"({"partition": {"$numberLong": "3"}, "kind": "entry"})"));
+  EXPECT_EQ(Json(head.sort), Canonical(R"({"sequence": -1})"));
+  EXPECT_EQ(head.limit, 1);
+}
+
 TEST(LogCommands, AWriteErrorIsReadByItsKeyPattern) {
   auto status = [](const char* json) { return StatusOfWriteError(*BsonFromJson(json)); };
   EXPECT_EQ(status(R"({"code": 11000, "keyPattern": {"partition": 1, "sequence": 1}})"),

@@ -166,10 +166,7 @@ class MemoryEventLog final : public EventLog {
 
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
-    Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0, [&] {
-      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
-    });
+    ValidateLeaseRequest(node, ttl);
     std::lock_guard lock(mutex_);
     std::optional<Lease>& lease = PartitionLocked(partition).lease;
     const EpochMillis now = clock_->NowMillis();

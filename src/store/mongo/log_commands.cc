@@ -264,6 +264,108 @@ FindCommand RequestQuery(const std::string& collection, const std::string& tenan
   return command;
 }
 
+FindCommand HeadQuery(const std::string& collection, int partition) {
+  FindCommand query;
+  query.collection = collection;
+  query.filter = NewBson();
+  AppendInt64(query.filter.get(), "partition", partition);
+  AppendText(query.filter.get(), "kind", kEntry);
+  query.sort = BsonFromJson(R"({"sequence": -1})");
+  query.limit = 1;
+  query.projection = BsonFromJson(R"({"sequence": 1})");
+  return query;
+}
+
+UpdateCommand LeaseTakeCommand(const std::string& context, int partition, const std::string& node,
+                               EpochMillis now, EpochMillis expires_at) {
+  RequireStorableText(node, "lease node");
+  // {_id: p, $or: [{"lease.node": node}, {"lease.expires_at": {$lte: now}}, {lease: null}]}
+  UpdateCommand take;
+  take.collection = CountersCollectionName(context);
+  take.filter = NewBson();
+  AppendInt64(take.filter.get(), "_id", partition);
+  bson_t any, mine, expired, lte, none;
+  bson_append_array_begin(take.filter.get(), "$or", -1, &any);
+  bson_append_document_begin(&any, "0", -1, &mine);
+  AppendText(&mine, "lease.node", node);
+  bson_append_document_end(&any, &mine);
+  bson_append_document_begin(&any, "1", -1, &expired);
+  bson_append_document_begin(&expired, "lease.expires_at", -1, &lte);
+  AppendInt64(&lte, "$lte", now);
+  bson_append_document_end(&expired, &lte);
+  bson_append_document_end(&any, &expired);
+  bson_append_document_begin(&any, "2", -1, &none);
+  AppendNull(&none, "lease");
+  bson_append_document_end(&any, &none);
+  bson_append_array_end(take.filter.get(), &any);
+  // {$set: {lease: {node, expires_at}}}
+  take.update = NewBson();
+  bson_t set, lease;
+  bson_append_document_begin(take.update.get(), "$set", -1, &set);
+  bson_append_document_begin(&set, "lease", -1, &lease);
+  AppendText(&lease, "node", node);
+  AppendInt64(&lease, "expires_at", expires_at);
+  bson_append_document_end(&set, &lease);
+  bson_append_document_end(take.update.get(), &set);
+  return take;
+}
+
+UpdateCommand LeaseReleaseCommand(const std::string& context, int partition,
+                                  const std::string& node, EpochMillis now) {
+  RequireStorableText(node, "lease node");
+  UpdateCommand release;
+  release.collection = CountersCollectionName(context);
+  release.filter = NewBson();
+  AppendInt64(release.filter.get(), "_id", partition);
+  AppendText(release.filter.get(), "lease.node", node);
+  release.update = NewBson();
+  bson_t min;
+  bson_append_document_begin(release.update.get(), "$min", -1, &min);
+  AppendInt64(&min, "lease.expires_at", now);
+  bson_append_document_end(release.update.get(), &min);
+  return release;
+}
+
+std::string CheckpointsCollectionName(const std::string& context) {
+  return "wow_log_checkpoints__" + context;
+}
+
+namespace {
+
+// {_id: {p, s: subscription}}: a checkpoint's filter.
+Bson CheckpointId(int partition, const std::string& subscription) {
+  RequireStorableText(subscription, "subscription name");
+  Bson filter = NewBson();
+  bson_t id;
+  bson_append_document_begin(filter.get(), "_id", -1, &id);
+  AppendInt64(&id, "p", partition);
+  AppendText(&id, "s", subscription);
+  bson_append_document_end(filter.get(), &id);
+  return filter;
+}
+
+}  // namespace
+
+FindCommand CheckpointQuery(const std::string& context, int partition,
+                            const std::string& subscription) {
+  return {CheckpointsCollectionName(context), CheckpointId(partition, subscription), nullptr, 1,
+          nullptr};
+}
+
+UpdateCommand CheckpointCommitCommand(const std::string& context, int partition,
+                                      const std::string& subscription, Sequence sequence) {
+  UpdateCommand commit;
+  commit.collection = CheckpointsCollectionName(context);
+  commit.filter = CheckpointId(partition, subscription);
+  commit.update = NewBson();
+  bson_t max;
+  bson_append_document_begin(commit.update.get(), "$max", -1, &max);
+  AppendInt64(&max, "sequence", sequence);
+  bson_append_document_end(commit.update.get(), &max);
+  commit.upsert = true;
+  return commit;
+}
+
 std::optional<mongo_log::WriteStatus> StatusOfWriteError(const bson_t& write_error) {
   const auto code = FindInteger(write_error, "code");
   if (!code) return std::nullopt;

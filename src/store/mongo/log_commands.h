@@ -10,7 +10,8 @@
 //   and "request" {tenant_id, request_id} ({partition, tenant_id, request_id} on a sharded
 //   cluster), both partial on {kind: "entry"} so placeholders skip them.
 //   wow_log_counters__<context>, one document per partition:
-//     {_id: partition, next, blocks: [{node, first, last, sealing}], parent: null, epoch: 0}
+//     {_id: partition, next, blocks: [{node, first, last, sealing}], parent: null, epoch: 0,
+//      lease: {node, expires_at}}
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -66,6 +67,25 @@ FindCommand VersionQuery(const std::string& collection, int partition, const std
                          const std::string& id, Version version);
 FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,
                          const std::string& request_id);
+
+// The highest entry of `partition` in `collection`: a find of one document, its sequence only.
+FindCommand HeadQuery(const std::string& collection, int partition);
+
+// The lease of `partition` taken for `node` until `expires_at`: one update of its counter that
+// matches only while the lease is the node's, expired at `now`, or missing.
+UpdateCommand LeaseTakeCommand(const std::string& context, int partition, const std::string& node,
+                               EpochMillis now, EpochMillis expires_at);
+// The lease of `partition` given up by `node`: its expiry moved down to `now`, kept as stored.
+UpdateCommand LeaseReleaseCommand(const std::string& context, int partition,
+                                  const std::string& node, EpochMillis now);
+
+// wow_log_checkpoints__<context>: {_id: {p, s: subscription}, sequence}.
+std::string CheckpointsCollectionName(const std::string& context);
+FindCommand CheckpointQuery(const std::string& context, int partition,
+                            const std::string& subscription);
+// The checkpoint moved up to `sequence` ($max, upserted): it never moves back.
+UpdateCommand CheckpointCommitCommand(const std::string& context, int partition,
+                                      const std::string& subscription, Sequence sequence);
 
 // The outcome of one element of an insert's writeErrors: a taken position, version or request
 // (11000, told apart by its keyPattern), a document the server refuses (too large, not storable),

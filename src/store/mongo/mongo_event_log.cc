@@ -5,7 +5,7 @@
 // checkpoints (wow_log_checkpoints__<context>), and the blocking tail.
 #include <algorithm>
 #include <atomic>
-#include <map>
+#include <set>
 
 #include "store/common/commit_signal.h"
 #include "store/mongo/deployment.h"
@@ -52,7 +52,7 @@ class MongoEventLog final : public EventLog {
         context_(std::move(context)),
         clock_(std::move(clock)),
         counters_(mongo::CountersCollectionName(context_)),
-        checkpoints_("wow_log_checkpoints__" + context_),
+        checkpoints_(mongo::CheckpointsCollectionName(context_)),
         layer_(deployment_->executor(), deployment_->collections(), context_),
         log_(layer_, clock_, AlgorithmOptions(options)) {
     ValidateTypeName(context_, "context");
@@ -114,7 +114,7 @@ class MongoEventLog final : public EventLog {
     std::vector<std::optional<AppendResult>> results(streams.size());
     std::vector<mongo_log::MultiNodeLog::Placed> placed;
     std::vector<std::size_t> placed_index;
-    std::map<std::string, bool> failed_aggregate;  // an earlier stream of it was refused here
+    std::set<std::string> refused_aggregates;  // an earlier stream of it was refused here
     for (std::size_t i = 0; i < streams.size(); ++i) {
       const Stream& s = streams[i];
       std::optional<std::string> reason = InvalidStreamReason(s, context_);
@@ -122,10 +122,10 @@ class MongoEventLog final : public EventLog {
       const std::string key = s.ref.aggregate + '\0' + s.ref.tenant_id + '\0' + s.ref.id;
       if (reason) {
         results[i] = AppendResult::Refused(*reason);
-        failed_aggregate[key] = true;
+        refused_aggregates.insert(key);
         continue;
       }
-      if (failed_aggregate[key]) {
+      if (refused_aggregates.contains(key)) {
         results[i] = AppendResult::Conflict();  // decided on a stream that was refused
         continue;
       }
@@ -211,15 +211,8 @@ class MongoEventLog final : public EventLog {
     ValidatePartition(partition, RequireCreated());
     Sequence head = 0;
     for (const std::string& collection : layer_.ReadRegistry()) {
-      FindCommand query;
-      query.collection = collection;
-      query.filter = NewBson();
-      AppendInt64(query.filter.get(), "partition", partition);
-      AppendText(query.filter.get(), "kind", "entry");
-      query.sort = BsonFromJson(R"({"sequence": -1})");
-      query.limit = 1;
-      query.projection = BsonFromJson(R"({"sequence": 1})");
-      for (const Bson& doc : Executor().Find(query, "reading the head of " + collection)) {
+      for (const Bson& doc : Executor().Find(mongo::HeadQuery(collection, partition),
+                                             "reading the head of " + collection)) {
         head = std::max(head, FindInteger(*doc, "sequence").value_or(0));
       }
     }
@@ -262,33 +255,11 @@ class MongoEventLog final : public EventLog {
 
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
-    Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0, [&] {
-      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
-    });
+    ValidateLeaseRequest(node, ttl);
     ValidatePartition(partition, RequireCreated());
-    mongo::RequireStorableText(node, "lease node");
     const EpochMillis now = clock_->NowMillis();
-    // {_id: p, $or: [{"lease.node": node}, {"lease.expires_at": {$lte: now}}, {lease: null}]}
-    UpdateCommand take;
-    take.collection = counters_;
-    take.filter = NewBson();
-    AppendInt64(take.filter.get(), "_id", partition);
-    bson_t any, mine, expired, lte, none;
-    bson_append_array_begin(take.filter.get(), "$or", -1, &any);
-    bson_append_document_begin(&any, "0", -1, &mine);
-    AppendText(&mine, "lease.node", node);
-    bson_append_document_end(&any, &mine);
-    bson_append_document_begin(&any, "1", -1, &expired);
-    bson_append_document_begin(&expired, "lease.expires_at", -1, &lte);
-    AppendInt64(&lte, "$lte", now);
-    bson_append_document_end(&expired, &lte);
-    bson_append_document_end(&any, &expired);
-    bson_append_document_begin(&any, "2", -1, &none);
-    mongo::AppendNull(&none, "lease");
-    bson_append_document_end(&any, &none);
-    bson_append_array_end(take.filter.get(), &any);
-    take.update = LeaseUpdate(node, now + ttl.count());
+    const UpdateCommand take =
+        mongo::LeaseTakeCommand(context_, partition, node, now, now + ttl.count());
     return Executor()
                .Update(take, "taking the lease of partition " + std::to_string(partition))
                .matched > 0;
@@ -296,19 +267,9 @@ class MongoEventLog final : public EventLog {
 
   void ReleaseLease(int partition, const std::string& node) override {
     ValidatePartition(partition, RequireCreated());
-    mongo::RequireStorableText(node, "lease node");
     const EpochMillis now = clock_->NowMillis();
-    UpdateCommand release;
-    release.collection = counters_;
-    release.filter = NewBson();
-    AppendInt64(release.filter.get(), "_id", partition);
-    AppendText(release.filter.get(), "lease.node", node);
     // A released lease stays stored, expired at once, so LeaseOf still says who held it last.
-    release.update = NewBson();
-    bson_t min;
-    bson_append_document_begin(release.update.get(), "$min", -1, &min);
-    AppendInt64(&min, "lease.expires_at", now);
-    bson_append_document_end(release.update.get(), &min);
+    const UpdateCommand release = mongo::LeaseReleaseCommand(context_, partition, node, now);
     Executor().Update(release, "releasing the lease of partition " + std::to_string(partition));
   }
 
@@ -324,8 +285,9 @@ class MongoEventLog final : public EventLog {
   Sequence Checkpoint(int partition, const std::string& subscription) override {
     Require(!subscription.empty(), "subscription name is empty");
     ValidatePartition(partition, RequireCreated());
-    FindCommand query{checkpoints_, CheckpointId(partition, subscription), nullptr, 1, nullptr};
-    for (const Bson& doc : Executor().Find(query, "reading checkpoint " + subscription)) {
+    for (const Bson& doc :
+         Executor().Find(mongo::CheckpointQuery(context_, partition, subscription),
+                         "reading checkpoint " + subscription)) {
       return FindInteger(*doc, "sequence").value_or(0);
     }
     return 0;
@@ -337,15 +299,8 @@ class MongoEventLog final : public EventLog {
     Require(sequence >= 0,
             [&] { return "checkpoint sequence " + std::to_string(sequence) + " is below 0"; });
     ValidatePartition(partition, RequireCreated());
-    UpdateCommand commit;
-    commit.collection = checkpoints_;
-    commit.filter = CheckpointId(partition, subscription);
-    commit.update = NewBson();
-    bson_t max;
-    bson_append_document_begin(commit.update.get(), "$max", -1, &max);
-    AppendInt64(&max, "sequence", sequence);
-    bson_append_document_end(commit.update.get(), &max);
-    commit.upsert = true;
+    const UpdateCommand commit =
+        mongo::CheckpointCommitCommand(context_, partition, subscription, sequence);
     Executor().Update(commit, "committing checkpoint " + subscription);
   }
 
@@ -433,29 +388,6 @@ class MongoEventLog final : public EventLog {
                                             context_ + " has no counter in " + counters_);
     }
     return std::move(found.front());
-  }
-
-  static Bson LeaseUpdate(const std::string& node, EpochMillis expires_at) {
-    Bson update = NewBson();
-    bson_t set, lease;
-    bson_append_document_begin(update.get(), "$set", -1, &set);
-    bson_append_document_begin(&set, "lease", -1, &lease);
-    AppendText(&lease, "node", node);
-    AppendInt64(&lease, "expires_at", expires_at);
-    bson_append_document_end(&set, &lease);
-    bson_append_document_end(update.get(), &set);
-    return update;
-  }
-
-  static Bson CheckpointId(int partition, const std::string& subscription) {
-    mongo::RequireStorableText(subscription, "subscription name");
-    Bson filter = NewBson();
-    bson_t id;
-    bson_append_document_begin(filter.get(), "_id", -1, &id);
-    AppendInt64(&id, "p", partition);
-    AppendText(&id, "s", subscription);
-    bson_append_document_end(filter.get(), &id);
-    return filter;
   }
 
   const std::shared_ptr<MongoDeployment> deployment_;

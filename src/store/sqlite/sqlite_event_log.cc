@@ -359,10 +359,7 @@ class SqliteEventLog final : public EventLog {
 
   bool AcquireLease(int partition, const std::string& node,
                     std::chrono::milliseconds ttl) override {
-    Require(!node.empty(), "lease node is empty");
-    Require(ttl.count() > 0, [&] {
-      return "lease ttl must be positive, got " + std::to_string(ttl.count()) + " ms";
-    });
+    ValidateLeaseRequest(node, ttl);
     RequirePartition(partition);
     bool acquired = false;
     db_->Write(
