@@ -19,7 +19,7 @@
 
 namespace wow {
 
-// One event: its registered type name and its body as JSON text.
+// One event: its registered type name and its body as the JSON text of an object.
 struct EventRecord {
   std::string type;
   std::string body;
@@ -108,7 +108,8 @@ struct Entry {
 };
 
 // Why `stream` cannot be appended to a log of `context`, or nullopt when it can: a malformed ref,
-// another context, a version below 1, no events, an event of no type or whose body is not JSON,
+// another context, a version below 1, no events, an event of no type or whose body is not the
+// JSON text of an object,
 // an empty or over-long (256 bytes) request id, a malformed key or timer fact.
 std::optional<std::string> InvalidStreamReason(const Stream& stream, const std::string& context);
 

@@ -72,8 +72,11 @@ std::optional<std::string> InvalidStreamReason(const Stream& stream, const std::
   }
   for (const EventRecord& event : stream.events) {
     if (event.type.empty()) return "stream of " + ToString(stream.ref) + " has an event of no type";
-    if (!nlohmann::json::accept(event.body)) {
-      return "event \"" + event.type + "\" of " + ToString(stream.ref) + " has a body that is not JSON";
+    const std::size_t start = event.body.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos || event.body[start] != '{' ||
+        !nlohmann::json::accept(event.body)) {
+      return "event \"" + event.type + "\" of " + ToString(stream.ref) +
+             " has a body that is not a JSON object";
     }
   }
   for (const auto* facts : {&stream.reserved, &stream.released}) {

@@ -201,6 +201,8 @@ TEST_P(EventLogContract, AppendRefusesEachKindOfInvalidStreamAndStoresNothing) {
   invalid["version -1"].version = -1;
   invalid["body not JSON"] = valid;
   invalid["body not JSON"].events[1].body = "{not json";
+  invalid["body not an object"] = valid;
+  invalid["body not an object"].events[0].body = "[1,2]";
   invalid["event of no type"] = valid;
   invalid["event of no type"].events[0].type.clear();
   invalid["another context"] = valid;
@@ -301,6 +303,21 @@ TEST_P(EventLogContract, ReadReturnsTheVersionRangeInOrderWithoutTransport) {
   EXPECT_TRUE(log_->Read(Ref("a"), 6, 10).empty());
   EXPECT_TRUE(log_->Read(Ref("a"), 4, 2).empty());
   EXPECT_TRUE(log_->Read(Ref("nobody"), 1, kAnyVersion).empty());
+}
+
+TEST_P(EventLogContract, AnEventBodyReadsBackWithItsDecimalDigitsAndKeyOrder) {
+  log_->Create(kPartitions);
+  Stream stream = MakeStream(Ref("a"), 1);
+  stream.events[0].body =
+      R"({"price":12.50,"tiny":0.000001,"big":123456789012345678901234567890,"neg":-7,)"
+      R"("text":"café ☕ \"quoted\"","list":[1,2.5,null,true,{}],"nested":{"z":[[]],"a":0}})";
+  ASSERT_TRUE(log_->Append(stream).appended());
+  const std::vector<Stream> read = log_->Read(Ref("a"), 1, 1);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].events, stream.events);
+  const std::vector<Entry> tail = log_->ReadAfter(PartitionOf("t1", "a", kPartitions), 0, 10);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(tail[0].stream.events, stream.events);
 }
 
 TEST_P(EventLogContract, ReadEntriesAndPositionOfGiveTheStreamsWithTransportAndPlace) {

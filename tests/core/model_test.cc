@@ -92,7 +92,14 @@ TEST(InvalidStreamReason, NamesWhatIsWrong) {
   EXPECT_NE(InvalidStreamReason(no_events, "shop")->find("no events"), std::string::npos);
   Stream bad_json = stream;
   bad_json.events[0].body = "{not json";
-  EXPECT_NE(InvalidStreamReason(bad_json, "shop")->find("not JSON"), std::string::npos);
+  EXPECT_NE(InvalidStreamReason(bad_json, "shop")->find("not a JSON object"), std::string::npos);
+  for (const char* not_object : {"[1]", "5", R"("text")", "null", " "}) {
+    Stream scalar = stream;
+    scalar.events[0].body = not_object;
+    EXPECT_NE(InvalidStreamReason(scalar, "shop").value_or("").find("not a JSON object"),
+              std::string::npos)
+        << not_object;
+  }
   Stream version_zero = stream;
   version_zero.version = 0;
   EXPECT_NE(InvalidStreamReason(version_zero, "shop")->find("versions start at 1"), std::string::npos);

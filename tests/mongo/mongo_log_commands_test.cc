@@ -21,21 +21,37 @@ Stream AStream() {
   s.ref = {"shop", "brand", "t1", "b1"};
   s.version = 3;
   s.request_id = "r1";
-  s.events = {{"renamed", R"({"to":"x"})"}};
+  s.events = {{"renamed", R"({"to":"x","price":12.50})"}, {"flagged", "{}"}};
+  s.reserved = {{"brand-name", "acme", ReservationTenancy::kSystem}};
+  s.released = {{"brand-name", "old", ReservationTenancy::kTenant}};
+  TimerFact timer;
+  timer.key = "expire";
+  timer.timer_id = "t-1";
+  timer.due_at = 1'000'000;
+  timer.target = {"shop", "brand", "t1", "b1"};
+  timer.command_type = "expire";
+  timer.body = R"({"reason":"draft"})";
+  s.timers = {timer, TimerFact{TimerFact::Kind::kCancel, "other", "", 0, {}, "", "", {}}};
   s.time = 77;
   s.transport = std::string("\x01\x00\xff", 3);
   return s;
 }
 
-TEST(LogCommands, AnEntryHoldsItsKeysAndItsStreamAPlaceholderOnlyItsPosition) {
+TEST(LogCommands, AnEntryHoldsItsStreamAsFieldsAndAPlaceholderOnlyItsPosition) {
   const std::string entry = Json(LogDocument(LogDoc::Entry(2, 9, AStream())));
-  EXPECT_EQ(entry.substr(0, entry.find(R"(, "stream")")),
+  EXPECT_EQ(entry.substr(0, entry.find(R"(, "events")")),
             R"({ "partition" : { "$numberLong" : "2" }, "sequence" : { "$numberLong" : "9" }, )"
             R"("kind" : "entry", "tenant_id" : "t1", "id" : "b1", "version" : { "$numberLong" : )"
             R"("3" }, "request_id" : "r1", "time" : { "$numberLong" : "77" })");
-  EXPECT_NE(entry.find(R"("transport" : { "$binary" : { "base64" : "AQD/", "subType" : "00" } })"),
-            std::string::npos)
-      << entry;
+  for (const char* field :
+       {R"("events" : [ { "type" : "renamed", "payload" : { "to" : "x", "price" : )"
+        R"({ "$numberDecimal" : "12.50" } } }, { "type" : "flagged", "payload" : {  } } ])",
+        R"("reserved" : [ { "key" : "acme", "ns" : "brand-name", "system" : true } ])",
+        R"("released" : [ { "key" : "old", "ns" : "brand-name", "system" : false } ])",
+        R"("due_at" : { "$numberLong" : "1000000" })", R"("body" : "{\"reason\":\"draft\"}")",
+        R"("transport" : { "$binary" : { "base64" : "AQD/", "subType" : "00" } })"}) {
+    EXPECT_NE(entry.find(field), std::string::npos) << field << " in " << entry;
+  }
   EXPECT_EQ(Json(LogDocument(LogDoc::Own(0, 4))),
             R"({ "partition" : { "$numberLong" : "0" }, "sequence" : { "$numberLong" : "4" }, )"
             R"("kind" : "own" })");
@@ -44,25 +60,45 @@ TEST(LogCommands, AnEntryHoldsItsKeysAndItsStreamAPlaceholderOnlyItsPosition) {
 }
 
 TEST(LogCommands, AStoredDocumentReadsBackAsItWasAndAnotherLayoutIsDataLoss) {
-  const LogDoc back = ParseLogDocument(*LogDocument(LogDoc::Entry(2, 9, AStream())), "c");
+  const std::string collection = "wow_log__shop__brand";
+  const LogDoc back = ParseLogDocument(*LogDocument(LogDoc::Entry(2, 9, AStream())), collection);
   EXPECT_TRUE(back.entry());
   EXPECT_EQ(back.partition, 2);
   EXPECT_EQ(back.sequence, 9);
   Stream expected = AStream();
-  EXPECT_EQ(back.stream, expected) << "the transport's bytes too";
-  EXPECT_EQ(ParseLogDocument(*LogDocument(LogDoc::Seal(1, 3)), "c").kind,
+  EXPECT_EQ(back.stream, expected) << "the facts, the payloads' digits and the transport's bytes";
+  EXPECT_EQ(ParseLogDocument(*LogDocument(LogDoc::Seal(1, 3)), collection).kind,
             LogDoc::Kind::kSealPlaceholder);
   for (const char* json :
        {R"({"sequence": 1, "kind": "own"})", R"({"partition": 0, "sequence": 1, "kind": "other"})",
-        R"({"partition": 0, "sequence": 1, "kind": "entry"})"}) {
+        R"({"partition": 0, "sequence": 1, "kind": "entry"})",
+        R"({"partition": 0, "sequence": 1, "kind": "entry", "tenant_id": "", "id": "a",
+            "version": 1, "request_id": "r", "time": 0, "events": [{"type": "x", "payload":
+            {"n": {"$numberDecimal": "NaN"}}}], "facts": {"reserved": [], "released": [],
+            "timers": []}})",
+        R"({"partition": 0, "sequence": 1, "kind": "entry", "tenant_id": "", "id": "a",
+            "version": 1, "request_id": "r", "time": 0, "events": [], "facts": {}})"}) {
     try {
-      ParseLogDocument(*BsonFromJson(json), "wow_log__shop__brand");
+      ParseLogDocument(*BsonFromJson(json), collection);
       ADD_FAILURE() << json;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << json;
-      EXPECT_NE(std::string(e.what()).find("wow_log__shop__brand"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find(collection), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(LogCommands, AStreamMongoDBCannotStoreIsNamedBeforeAnythingIsSent) {
+  EXPECT_EQ(UnstorableStreamReason(AStream()), std::nullopt);
+  Stream inexact = AStream();
+  inexact.events[1].body = R"({"n":0.12345678901234567890123456789012345})";
+  const auto reason = UnstorableStreamReason(inexact);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_NE(reason->find("flagged"), std::string::npos) << *reason;
+  EXPECT_NE(reason->find("Decimal128"), std::string::npos) << *reason;
+  Stream nul = AStream();
+  nul.request_id = std::string("r\0x", 3);
+  EXPECT_NE(UnstorableStreamReason(nul).value_or("").find("request id"), std::string::npos);
 }
 
 TEST(LogCommands, TheVersionAndRequestKeysArePartialOnEntriesAndStartWithTheShardKeyWhenSharded) {
@@ -146,11 +182,12 @@ TEST(LogCommands, ACheckpointOnlyMovesUpAndTheHeadIsTheLastEntry) {
   EXPECT_EQ(Json(commit.filter), Canonical(R"({"_id": {"p": {"$numberLong": "1"}, "s": "$sub"}})"));
   EXPECT_EQ(Json(commit.update), Canonical(R"({"$max": {"sequence": {"$numberLong": "9"}}})"));
   EXPECT_EQ(Json(CheckpointQuery("shop", 1, "$sub").filter), Json(commit.filter));
-  const FindCommand head = HeadQuery("wow_log__shop__brand", 3);
-  EXPECT_EQ(Json(head.filter),
-            Canonical(R"({"partition": {"$numberLong": "3"}, "kind": "entry"})"));
-  EXPECT_EQ(Json(head.sort), Canonical(R"({"sequence": -1})"));
-  EXPECT_EQ(head.limit, 1);
+  const std::string highest =
+      R"({"$match": {"partition": 3, "kind": "entry"}}, {"$sort": {"sequence": -1}}, {"$limit": 1}, {"$project": {"_id": 0, "sequence": 1}})";
+  EXPECT_EQ(Json(HeadPipeline(3, {"wow_log__shop__brand", "wow_log__shop__item"})),
+            Canonical("[" + highest +
+                      R"(, {"$unionWith": {"coll": "wow_log__shop__item", "pipeline": [)" +
+                      highest + R"(]}}, {"$sort": {"sequence": -1}}, {"$limit": 1}])"));
 }
 
 TEST(LogCommands, AWriteErrorIsReadByItsKeyPattern) {

@@ -180,6 +180,24 @@ TEST_F(MongoLogLayerTest, ACollectionRecordedForAnotherAggregateIsRefusedAndLeft
 // Three nodes (three pools) append at once to one context while the server drops the
 // acknowledgements of inserts; a fourth node's tail delivers every stream that landed, once and
 // in sequence order, each aggregate's in version order.
+TEST_F(MongoLogLayerTest, AnInexactNumberIsRefusedAloneWithItsAggregatesLaterStreamsAndNotWritten) {
+  auto log = NewMongoEventLog(deployment_, kContext, SystemClock::Instance());
+  log->Create(2);
+  Stream inexact = StreamOf("brand", "x", 1, "r1");
+  inexact.events[0].body = R"({"n":0.12345678901234567890123456789012345})";
+  const std::vector<AppendResult> results =
+      log->AppendAll({inexact, StreamOf("brand", "x", 2, "r2"), StreamOf("brand", "y", 1, "r3")});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].kind(), AppendResult::Kind::kRefused);
+  EXPECT_NE(results[0].reason().find("Decimal128"), std::string::npos) << results[0].reason();
+  EXPECT_EQ(results[1].kind(), AppendResult::Kind::kConflict) << "decided on the refused stream";
+  EXPECT_TRUE(results[2].appended());
+  EXPECT_TRUE(log->Read(inexact.ref, 1, kAnyVersion).empty());
+  std::size_t entries = 0;
+  for (int p = 0; p < 2; ++p) entries += log->ReadAfter(p, 0, 10).size();
+  EXPECT_EQ(entries, 1u) << "only y's stream, and no placeholder for the refused one";
+}
+
 TEST_F(MongoLogLayerTest, ThreeNodesAppendWhileAcknowledgementsDropAndAFourthTailsEveryStreamOnce) {
   // Each node is a store of its own, with its own pool: MongoEventLogs on one database.
   const std::string database = Describe(*deployment_).database;

@@ -1,6 +1,6 @@
 // The commands the MongoDB event log sends, counted by the MongoDB TEST SERVER (a test double; its
-// wowCommandCounts): per Append, per AppendAll of 16 and of 256 streams, per tail poll, and per
-// idle minute of a tail. Counts, not speeds: the double says nothing of a real server's speed.
+// wowCommandCounts): per Append, per AppendAll of 16 and of 256 streams, per Head, per tail poll,
+// and per idle minute of a tail. Counts, not speeds: the double says nothing of a real server's speed.
 // docs/MONGODB.md quotes what this test prints.
 #include <gtest/gtest.h>
 
@@ -95,8 +95,9 @@ TEST_F(MongoLogRoundTripsTest, CommandsPerAppendAppendAllAndTailPoll) {
   Append(256, "g256-");
   const auto group256 = Counts();
   // A tail poll that finds the partition caught up, and one that reads 64 entries.
-  Sequence head = log_->Head(0);
   Counts();
+  Sequence head = log_->Head(0);
+  const auto head_read = Counts();
   EXPECT_TRUE(log_->ReadAfter(0, head, 64).empty());
   const auto idle_poll = Counts();
   log_->ReadAfter(0, 0, 64);
@@ -104,9 +105,10 @@ TEST_F(MongoLogRoundTripsTest, CommandsPerAppendAppendAllAndTailPoll) {
 
   std::printf(
       "round trips: Append%s | next Append%s | unseen aggregate%s | AppendAll 16%s | "
-      "AppendAll 256%s | idle poll%s | poll of 64%s\n",
+      "AppendAll 256%s | Head%s | idle poll%s | poll of 64%s\n",
       Describe(append).c_str(), Describe(next).c_str(), Describe(unseen).c_str(),
-      Describe(group16).c_str(), Describe(group256).c_str(), Describe(idle_poll).c_str(),
+      Describe(group16).c_str(), Describe(group256).c_str(), Describe(head_read).c_str(),
+      Describe(idle_poll).c_str(),
       Describe(busy_poll).c_str());
   EXPECT_EQ(append, (std::map<std::string, int>{{"findAndModify", 1}, {"insert", 1}}));
   EXPECT_EQ(next, append);
@@ -114,6 +116,8 @@ TEST_F(MongoLogRoundTripsTest, CommandsPerAppendAppendAllAndTailPoll) {
   // A group takes one block per partition (4) and one insert per aggregate collection (1).
   EXPECT_EQ(group16, (std::map<std::string, int>{{"findAndModify", 4}, {"insert", 1}}));
   EXPECT_EQ(group256, group16);
+  // Head: the registry, then one aggregation over the collections it names.
+  EXPECT_EQ(head_read, (std::map<std::string, int>{{"find", 1}, {"aggregate", 1}}));
   EXPECT_EQ(idle_poll, (std::map<std::string, int>{{"aggregate", 1}}));
   EXPECT_EQ(Total(busy_poll), 1);
   RecordProperty("append", Total(append));

@@ -1,5 +1,7 @@
 #include "store/mongo/collections.h"
 
+#include <algorithm>
+
 #include "wow/error.h"
 
 namespace wow::mongo {
@@ -40,6 +42,27 @@ Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& s
   AppendText(command.get(), "shardCollection", database + "." + spec.name);
   AppendDocument(command.get(), "key", *spec.shard_key);
   return command;
+}
+
+FindCommand RegistryQuery(const std::string& kind, const std::string& context) {
+  FindCommand query;
+  query.collection = kCollectionsRegistry;
+  query.filter = NewBson();
+  AppendText(query.filter.get(), "kind", kind);
+  AppendText(query.filter.get(), "context", context);
+  query.projection = BsonFromJson(R"({"_id": 1})");
+  return query;
+}
+
+std::vector<std::string> Collections::Registered(const std::string& kind,
+                                                 const std::string& context) const {
+  std::vector<std::string> names;
+  for (const Bson& record :
+       executor_.Find(RegistryQuery(kind, context), "reading the " + kind + " registry")) {
+    if (auto name = FindText(*record, "_id")) names.emplace_back(*name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 int Collections::RecordedFormat(const CollectionSpec& spec) {

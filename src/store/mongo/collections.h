@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "store/mongo/bson_doc.h"
 #include "store/mongo/executor.h"
@@ -34,6 +35,9 @@ FindCommand FormatRecordQuery(const std::string& name);
 UpdateCommand FormatRecordUpsert(const CollectionSpec& spec);
 Bson CreateCollectionCommand(const std::string& name);
 Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& spec);
+// The records of `context`'s collections of `kind` (their _id, the collection's name): a store's
+// registry, which the log's tail and the timers' due read go through.
+FindCommand RegistryQuery(const std::string& kind, const std::string& context);
 
 class Collections {
  public:
@@ -46,6 +50,10 @@ class Collections {
   // context or aggregate, and, with Ddl::kNone, a missing record; the executor's Error when
   // MongoDB fails.
   void Ensure(const CollectionSpec& spec);
+
+  // The names of `context`'s collections of `kind` recorded now, sorted. Throws the executor's
+  // Error.
+  std::vector<std::string> Registered(const std::string& kind, const std::string& context) const;
 
   // Whether new collections are sharded (a mongos with Sharding::kAuto).
   bool sharded() const { return shard_; }

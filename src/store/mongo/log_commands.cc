@@ -1,7 +1,10 @@
 #include "store/mongo/log_commands.h"
 
-#include "core/stream_codec.h"
+#include <nlohmann/json.hpp>
+
+#include "store/mongo/exact_bson.h"
 #include "wow/error.h"
+#include "wow/stream_json.h"
 
 namespace wow::mongo {
 namespace {
@@ -67,12 +70,31 @@ Bson LogDocument(const LogDoc& doc) {
   AppendText(out.get(), "kind", KindText(doc.kind));
   if (doc.entry()) {
     const Stream& s = doc.stream;
+    RequireStorableText(s.ref.tenant_id, "tenant id");
+    RequireStorableText(s.ref.id, "aggregate id");
+    RequireStorableText(s.request_id, "request id");
     AppendText(out.get(), "tenant_id", s.ref.tenant_id);
     AppendText(out.get(), "id", s.ref.id);
     AppendInt64(out.get(), "version", s.version);
     AppendText(out.get(), "request_id", s.request_id);
     AppendInt64(out.get(), "time", s.time);
-    AppendBinary(out.get(), "stream", core::EncodeStream(s));
+    bson_t events;
+    bson_append_array_begin(out.get(), "events", -1, &events);
+    for (std::size_t i = 0; i < s.events.size(); ++i) {
+      const EventRecord& event = s.events[i];
+      const std::string index = std::to_string(i);
+      bson_t record;
+      bson_append_document_begin(&events, index.c_str(), -1, &record);
+      RequireStorableText(event.type, "event type");
+      AppendText(&record, "type", event.type);
+      AppendExactJson(&record, "payload", event.body,
+                      "the payload of event \"" + event.type + "\" of " + ToString(s.ref));
+      bson_append_document_end(&events, &record);
+    }
+    bson_append_array_end(out.get(), &events);
+    const nlohmann::json facts = {
+        {"reserved", s.reserved}, {"released", s.released}, {"timers", s.timers}};
+    AppendExactJson(out.get(), "facts", facts.dump(), "the facts of " + ToString(s.ref));
     AppendBinary(out.get(), "transport", s.transport);
   }
   return out;
@@ -86,11 +108,62 @@ LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection) {
   if (*kind == kOwn) return LogDoc::Own(static_cast<int>(*partition), *sequence);
   if (*kind == kSeal) return LogDoc::Seal(static_cast<int>(*partition), *sequence);
   if (*kind != kEntry) throw Malformed(collection, doc, "an unknown kind");
-  const auto stream = FindBinary(doc, "stream");
-  if (!stream) throw Malformed(collection, doc, "an entry without its stream");
-  Stream s = core::DecodeStream(*stream);
+  const std::string prefix = "wow_log__";
+  const std::size_t split = collection.find("__", prefix.size());
+  const auto tenant_id = FindText(doc, "tenant_id");
+  const auto id = FindText(doc, "id");
+  const auto version = FindInteger(doc, "version");
+  const auto request_id = FindText(doc, "request_id");
+  const auto time = FindInteger(doc, "time");
+  bson_t events, facts;
+  if (!collection.starts_with(prefix) || split == std::string::npos || !tenant_id || !id ||
+      !version || !request_id || !time || !FindDocument(doc, "events", &events) ||
+      !FindDocument(doc, "facts", &facts)) {
+    throw Malformed(collection, doc, "an entry without its stream's fields");
+  }
+  Stream s;
+  s.ref = {collection.substr(prefix.size(), split - prefix.size()), collection.substr(split + 2),
+           std::string(*tenant_id), std::string(*id)};
+  s.version = *version;
+  s.request_id = *request_id;
+  s.time = *time;
+  const std::string what = "an entry of " + collection;
+  bson_iter_t it;
+  bson_iter_init(&it, &events);
+  while (bson_iter_next(&it)) {
+    bson_t record, payload;
+    std::uint32_t size = 0;
+    const std::uint8_t* data = nullptr;
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) throw Malformed(collection, doc, "an event not a document");
+    bson_iter_document(&it, &size, &data);
+    const auto type = bson_init_static(&record, data, size) ? FindText(record, "type") : std::nullopt;
+    if (!type || !FindDocument(record, "payload", &payload)) {
+      throw Malformed(collection, doc, "an event without its type or payload");
+    }
+    s.events.push_back({std::string(*type), ExactJsonText(payload, what)});
+  }
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(ExactJsonText(facts, what));
+    parsed.at("reserved").get_to(s.reserved);
+    parsed.at("released").get_to(s.released);
+    parsed.at("timers").get_to(s.timers);
+  } catch (const nlohmann::json::exception& e) {
+    throw Malformed(collection, doc, e.what());
+  } catch (const Error& e) {  // a value out of its set, such as an unknown timer rule type
+    throw Malformed(collection, doc, e.what());
+  }
   s.transport = FindBinary(doc, "transport").value_or("");
   return LogDoc::Entry(static_cast<int>(*partition), *sequence, std::move(s));
+}
+
+std::optional<std::string> UnstorableStreamReason(const Stream& stream) {
+  try {
+    LogDocument(LogDoc::Entry(0, 0, stream));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInvalidArgument) throw;
+    return std::string("MongoDB cannot store it: ") + e.what();
+  }
+  return std::nullopt;
 }
 
 Bson LogIndexesCommand(const std::string& collection, bool sharded) {
@@ -264,16 +337,27 @@ FindCommand RequestQuery(const std::string& collection, const std::string& tenan
   return command;
 }
 
-FindCommand HeadQuery(const std::string& collection, int partition) {
-  FindCommand query;
-  query.collection = collection;
-  query.filter = NewBson();
-  AppendInt64(query.filter.get(), "partition", partition);
-  AppendText(query.filter.get(), "kind", kEntry);
-  query.sort = BsonFromJson(R"({"sequence": -1})");
-  query.limit = 1;
-  query.projection = BsonFromJson(R"({"sequence": 1})");
-  return query;
+Bson HeadPipeline(int partition, const std::vector<std::string>& collections) {
+  const Bson highest = BsonFromJson(R"([{"$match": {"partition": )" + std::to_string(partition) +
+                                    R"(, "kind": "entry"}}, {"$sort": {"sequence": -1}},
+      {"$limit": 1}, {"$project": {"_id": 0, "sequence": 1}}])");
+  Bson pipeline = CopyBson(*highest);
+  std::uint32_t stage = 4;
+  for (std::size_t i = 1; i < collections.size(); ++i) {
+    const std::string key = std::to_string(stage++);
+    bson_t union_stage, union_with;
+    bson_append_document_begin(pipeline.get(), key.c_str(), -1, &union_stage);
+    bson_append_document_begin(&union_stage, "$unionWith", -1, &union_with);
+    AppendText(&union_with, "coll", collections[i]);
+    bson_append_array(&union_with, "pipeline", -1, highest.get());
+    bson_append_document_end(&union_stage, &union_with);
+    bson_append_document_end(pipeline.get(), &union_stage);
+  }
+  const Bson last = BsonFromJson(R"({"$sort": {"sequence": -1}})");
+  const Bson one = BsonFromJson(R"({"$limit": 1})");
+  bson_append_document(pipeline.get(), std::to_string(stage++).c_str(), -1, last.get());
+  bson_append_document(pipeline.get(), std::to_string(stage).c_str(), -1, one.get());
+  return pipeline;
 }
 
 UpdateCommand LeaseTakeCommand(const std::string& context, int partition, const std::string& node,

@@ -4,7 +4,9 @@
 // Layout:
 //   wow_log__<context>__<aggregate>, one per aggregate type; one document per sequence:
 //     an entry        {partition, sequence, kind: "entry", tenant_id, id, version, request_id,
-//                      time, stream: binary (the stream but its transport), transport: binary}
+//                      time, events: [{type, payload}], facts: {reserved, released, timers},
+//                      transport: binary}
+//     the payloads and the facts exact BSON (exact_bson.h); a fact's names as in stream_json.h
 //     a placeholder   {partition, sequence, kind: "own" | "seal"}
 //   unique keys: "position" {partition, sequence}; "version" {partition, tenant_id, id, version}
 //   and "request" {tenant_id, request_id} ({partition, tenant_id, request_id} on a sharded
@@ -16,6 +18,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,13 +28,16 @@
 
 namespace wow::mongo {
 
-inline constexpr int kLogFormat = 1;
+inline constexpr int kLogFormat = 2;  // 1: the stream as one binary field
 
 std::string LogCollectionName(const std::string& context, const std::string& aggregate);
 std::string CountersCollectionName(const std::string& context);
 
-// The stored document of `doc`. Throws Error(kInvalidArgument) for text MongoDB cannot store.
+// The stored document of `doc`. Throws Error(kInvalidArgument) for text MongoDB cannot store and
+// for a payload it cannot store exactly (exact_bson.h).
 Bson LogDocument(const mongo_log::LogDoc& doc);
+// Why MongoDB cannot store `stream`'s document (the refusal LogDocument would throw), or nullopt.
+std::optional<std::string> UnstorableStreamReason(const Stream& stream);
 // The LogDoc `doc` stores (entries with their stream and transport). Throws Error(kDataLoss)
 // naming `collection` for a document not of the layout.
 mongo_log::LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection);
@@ -68,8 +74,11 @@ FindCommand VersionQuery(const std::string& collection, int partition, const std
 FindCommand RequestQuery(const std::string& collection, const std::string& tenant_id,
                          const std::string& request_id);
 
-// The highest entry of `partition` in `collection`: a find of one document, its sequence only.
-FindCommand HeadQuery(const std::string& collection, int partition);
+// The aggregation, run on collections[0], whose one document holds the highest sequence of an
+// entry of `partition` in `collections` (none when they hold none): each collection's highest
+// entry by the position key, through $unionWith, then the highest of them. `collections` is not
+// empty.
+Bson HeadPipeline(int partition, const std::vector<std::string>& collections);
 
 // The lease of `partition` taken for `node` until `expires_at`: one update of its counter that
 // matches only while the lease is the node's, expired at `now`, or missing.

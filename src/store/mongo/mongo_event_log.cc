@@ -30,20 +30,6 @@ using mongo::UpdateCommand;
 
 constexpr const char* kLogRecordId = "log";
 
-// Why MongoDB cannot store `stream`'s text, or nullopt.
-std::optional<std::string> UnstorableText(const Stream& stream) {
-  for (const auto& [text, what] :
-       {std::pair{&stream.ref.tenant_id, "tenant id"}, std::pair{&stream.ref.id, "aggregate id"},
-        std::pair{&stream.request_id, "request id"}}) {
-    try {
-      mongo::RequireStorableText(*text, what);
-    } catch (const Error& e) {
-      return std::string("MongoDB cannot store it: ") + e.what();
-    }
-  }
-  return std::nullopt;
-}
-
 class MongoEventLog final : public EventLog {
  public:
   MongoEventLog(std::shared_ptr<MongoDeployment> deployment, std::string context,
@@ -118,7 +104,7 @@ class MongoEventLog final : public EventLog {
     for (std::size_t i = 0; i < streams.size(); ++i) {
       const Stream& s = streams[i];
       std::optional<std::string> reason = InvalidStreamReason(s, context_);
-      if (!reason) reason = UnstorableText(s);
+      if (!reason) reason = mongo::UnstorableStreamReason(s);
       const std::string key = s.ref.aggregate + '\0' + s.ref.tenant_id + '\0' + s.ref.id;
       if (reason) {
         results[i] = AppendResult::Refused(*reason);
@@ -209,12 +195,14 @@ class MongoEventLog final : public EventLog {
 
   Sequence Head(int partition) override {
     ValidatePartition(partition, RequireCreated());
+    const std::vector<std::string> collections = layer_.ReadRegistry();
+    if (collections.empty()) return 0;
     Sequence head = 0;
-    for (const std::string& collection : layer_.ReadRegistry()) {
-      for (const Bson& doc : Executor().Find(mongo::HeadQuery(collection, partition),
-                                             "reading the head of " + collection)) {
-        head = std::max(head, FindInteger(*doc, "sequence").value_or(0));
-      }
+    for (const Bson& doc :
+         Executor().Aggregate(collections.front(), *mongo::HeadPipeline(partition, collections),
+                              "reading the head of partition " + std::to_string(partition) +
+                                  " of " + context_)) {
+      head = std::max(head, FindInteger(*doc, "sequence").value_or(0));
     }
     return head;
   }

@@ -58,17 +58,7 @@ mongo_log::Counter MongoLogLayer::ReadCounter(int partition) {
 }
 
 std::vector<std::string> MongoLogLayer::ReadRegistry() {
-  FindCommand query;
-  query.collection = kCollectionsRegistry;
-  query.filter = NewBson();
-  AppendText(query.filter.get(), "kind", "log");
-  AppendText(query.filter.get(), "context", context_);
-  std::vector<std::string> names;
-  for (const Bson& record : executor_.Find(query, "reading the log registry")) {
-    if (auto name = FindText(*record, "_id")) names.emplace_back(*name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return collections_.Registered("log", context_);
 }
 
 void MongoLogLayer::Register(const std::string& collection) {
