@@ -37,6 +37,7 @@
 #include "wow/model.h"
 #include "wow/mongo_options.h"
 #include "wow/reservation_store.h"
+#include "wow/timer_store.h"
 
 namespace wow {
 
@@ -79,5 +80,16 @@ std::unique_ptr<EventLog> NewMongoEventLog(std::shared_ptr<MongoDeployment> depl
                                            std::string context,
                                            std::shared_ptr<const Clock> clock,
                                            MongoLogOptions options = {});
+
+// The timers of `context`, whose log has `partitions` partitions, on `deployment` (seed 003): a
+// collection per owner aggregate type, a document per timer, each write one conditional
+// single-document operation (CancelAll one deleteMany, Settle one unordered bulk write per
+// collection), the due and parked reads one aggregation over the registry. Keys, ids and bodies
+// must be UTF-8 without NUL bytes (Error(kInvalidArgument) otherwise). Settle throws Error when
+// a bulk write fails; the changes it applied before stay applied (each applies at most once, on
+// the timer as it was loaded), so the caller reloads the timers and decides again. Throws
+// Error(kInvalidArgument) for a malformed context or partition count.
+std::unique_ptr<TimerStore> NewMongoTimerStore(std::shared_ptr<MongoDeployment> deployment,
+                                               std::string context, int partitions);
 
 }  // namespace wow

@@ -26,8 +26,11 @@ Backend MongoBackend(std::string name, std::function<std::optional<std::string>(
         if (!at) return nullptr;
         return NewMongoEventLog(testing_support::FreshMongoDeployment(*at), context, env.clock);
       },
-      [](const BackendEnv&, const std::string&, int) -> std::unique_ptr<TimerStore> {
-        return nullptr;
+      [uri](const BackendEnv&, const std::string& context,
+            int partitions) -> std::unique_ptr<TimerStore> {
+        const std::optional<std::string> at = uri();
+        if (!at) return nullptr;
+        return NewMongoTimerStore(testing_support::FreshMongoDeployment(*at), context, partitions);
       },
       load_percent,
   };
@@ -49,6 +52,8 @@ INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreContract, ::testing::ValuesIn(Mo
 INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreModel, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Mongo, EventLogContract, ::testing::ValuesIn(MongoBackends()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Mongo, TimerStoreContract, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 
 }  // namespace

@@ -41,6 +41,36 @@ struct BsonFreeDeleter {
   void operator()(void* memory) const { bson_free(memory); }
 };
 
+struct BulkDeleter {
+  void operator()(mongoc_bulk_operation_t* bulk) const { mongoc_bulk_operation_destroy(bulk); }
+};
+
+// The writeErrors of a failed write's `reply`, when they are all that failed; throws Error naming
+// `what` for any other failure (a network error, a write-concern error: the outcome is unknown).
+std::vector<Bson> WriteErrorsOnly(const bson_error_t& error, const Bson& reply,
+                                  std::string_view what) {
+  bson_t errors;
+  bson_t concern_errors;
+  const bool has_concern_errors =
+      FindDocument(*reply, "writeConcernErrors", &concern_errors) && !bson_empty(&concern_errors);
+  if (error.domain != MONGOC_ERROR_SERVER || has_concern_errors ||
+      !FindDocument(*reply, "writeErrors", &errors) || bson_empty(&errors)) {
+    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply.get(), true),
+                  what);
+  }
+  std::vector<Bson> out;
+  bson_iter_t it;
+  bson_iter_init(&it, &errors);
+  while (bson_iter_next(&it)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+    std::uint32_t size = 0;
+    const std::uint8_t* data = nullptr;
+    bson_iter_document(&it, &size, &data);
+    out.emplace_back(bson_new_from_data(data, size));
+  }
+  return out;
+}
+
 struct FindAndModifyOptsDeleter {
   void operator()(mongoc_find_and_modify_opts_t* opts) const {
     mongoc_find_and_modify_opts_destroy(opts);
@@ -115,8 +145,11 @@ WriteOutcome Executor::Delete(const DeleteCommand& command, std::string_view wha
   Bson opts = WriteOptions();
   bson_t reply;
   bson_error_t error;
-  const bool ok = mongoc_collection_delete_one(collection.get(), command.filter.get(), opts.get(),
-                                               &reply, &error);
+  const bool ok =
+      command.many ? mongoc_collection_delete_many(collection.get(), command.filter.get(),
+                                                   opts.get(), &reply, &error)
+                   : mongoc_collection_delete_one(collection.get(), command.filter.get(),
+                                                  opts.get(), &reply, &error);
   Bson owned(bson_copy(&reply));
   bson_destroy(&reply);
   if (!ok) return FailedWrite(error, *owned, what);
@@ -158,25 +191,45 @@ InsertOutcome Executor::InsertMany(const std::string& collection_name,
   bson_destroy(&reply);
   InsertOutcome outcome;
   outcome.inserted = CountIn(*owned, "insertedCount");
-  if (ok) return outcome;
-  bson_t errors;
-  bson_t concern_errors;
-  const bool has_concern_errors =
-      FindDocument(*owned, "writeConcernErrors", &concern_errors) && !bson_empty(&concern_errors);
-  if (error.domain != MONGOC_ERROR_SERVER || has_concern_errors ||
-      !FindDocument(*owned, "writeErrors", &errors) || bson_empty(&errors)) {
-    throw ToError(ClassifyMongoError(error.domain, error.code, error.message, owned.get(), true),
-                  what);
+  if (!ok) outcome.write_errors = WriteErrorsOnly(error, owned, what);
+  return outcome;
+}
+
+BulkOutcome Executor::BulkWrite(const std::string& collection_name,
+                                const std::vector<BulkOperation>& operations,
+                                std::string_view what) const {
+  BulkOutcome outcome;
+  if (operations.empty()) return outcome;
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, collection_name);
+  Bson opts = NewBson();
+  std::unique_ptr<mongoc_write_concern_t, WriteConcernDeleter> concern(mongoc_write_concern_new());
+  mongoc_write_concern_set_wmajority(concern.get(),
+                                     static_cast<std::int32_t>(options_.write_timeout.count()));
+  mongoc_write_concern_append(concern.get(), opts.get());
+  AppendBool(opts.get(), "ordered", false);
+  std::unique_ptr<mongoc_bulk_operation_t, BulkDeleter> bulk(
+      mongoc_collection_create_bulk_operation_with_opts(collection.get(), opts.get()));
+  bson_error_t error;
+  for (const BulkOperation& operation : operations) {
+    const bool added =
+        operation.update
+            ? mongoc_bulk_operation_update_one_with_opts(bulk.get(), operation.filter.get(),
+                                                         operation.update.get(), nullptr, &error)
+            : mongoc_bulk_operation_remove_one_with_opts(bulk.get(), operation.filter.get(),
+                                                         nullptr, &error);
+    if (!added) {
+      throw Error(ErrorCode::kInternal, std::string(what) + ": libmongoc refused an operation (" +
+                                            error.message + ")");
+    }
   }
-  bson_iter_t it;
-  bson_iter_init(&it, &errors);
-  while (bson_iter_next(&it)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-    std::uint32_t size = 0;
-    const std::uint8_t* data = nullptr;
-    bson_iter_document(&it, &size, &data);
-    outcome.write_errors.emplace_back(bson_new_from_data(data, size));
-  }
+  bson_t reply;
+  const bool ok = mongoc_bulk_operation_execute(bulk.get(), &reply, &error) != 0;
+  Bson owned(bson_copy(&reply));
+  bson_destroy(&reply);
+  outcome.matched = CountIn(*owned, "nMatched");
+  outcome.deleted = CountIn(*owned, "nRemoved");
+  if (!ok) outcome.write_errors = WriteErrorsOnly(error, owned, what);
   return outcome;
 }
 

@@ -29,10 +29,18 @@ struct UpdateCommand {
   bool pipeline = false;  // `update` is an aggregation pipeline
 };
 
-// One deleteOne.
+// One deleteOne, or a deleteMany when `many`.
 struct DeleteCommand {
   std::string collection;
   Bson filter;
+  bool many = false;
+};
+
+// One operation of a bulk write: an updateOne with `update` (operators), or a deleteOne when
+// `update` is null.
+struct BulkOperation {
+  Bson filter;
+  Bson update;
 };
 
 // One find: the documents matching `filter`, in `sort` order (null: natural), at most `limit`
@@ -61,6 +69,14 @@ struct InsertOutcome {
   std::int64_t inserted = 0;
 };
 
+// What a bulk write did: the documents its updates matched and its deletes removed, and the
+// elements of the reply's writeErrors (each with the "index" of its operation).
+struct BulkOutcome {
+  std::int64_t matched = 0;
+  std::int64_t deleted = 0;
+  std::vector<Bson> write_errors;
+};
+
 class Executor {
  public:
   Executor(std::shared_ptr<ClientPool> pool, std::string database, const MongoOptions& options);
@@ -80,6 +96,12 @@ class Executor {
   // else, a write-concern error included (kUnavailable: they may be in).
   InsertOutcome InsertMany(const std::string& collection, const std::vector<Bson>& documents,
                            bool ordered, std::string_view what) const;
+
+  // Sends `operations` on `collection` as one bulk write (unordered: each applies or fails alone).
+  // The operations the server refused are in writeErrors; throws Error for anything else, a
+  // write-concern error included (kUnavailable: they may have applied).
+  BulkOutcome BulkWrite(const std::string& collection, const std::vector<BulkOperation>& operations,
+                        std::string_view what) const;
 
   // findAndModify of the one document `filter` matches with `update` (a pipeline when
   // `pipeline`): the document before the update, or nullopt when none matched. Throws Error.
