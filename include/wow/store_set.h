@@ -6,9 +6,9 @@
 //   memory:        fresh in-memory stores, gone with the process (tests, demos)
 //   sqlite:PATH    a SQLite database file, created when missing (not its directory)
 //   PATH           the same: a bare path is a SQLite file
-//   mongodb://...  a MongoDB replica set or mongos (also mongodb+srv://): parsed, the deployment
-//                  opened and checked (wow/mongo.h), then refused, since this build has
-//                  MongoDB reservations only (NewMongoReservationStore) and no MongoDB log yet
+//   mongodb://...  a MongoDB replica set or mongos (also mongodb+srv://; libmongoc's URI, its
+//                  database the stores' own): the deployment opened and checked, then the
+//                  MongoDB log, reservations and timers on its one client pool (wow/mongo.h)
 // Programs take it as `--store URI`; nothing above the store set needs to know which backend it
 // runs on. The stores hold the shared handle, so it is closed after the last of them goes.
 //

@@ -91,7 +91,7 @@ TEST(OpenStoresTest, SqliteStoresShareAFileWhoseAppendsConfirmTheirKeys) {
   EXPECT_EQ(OpenStores(path, "billing").partitions(), 16) << "another context of the file";
 }
 
-TEST(OpenStoresTest, AMongoUriIsOpenedAndCheckedThenRefusedForWantOfAMongoLog) {
+TEST(OpenStoresTest, AMongoUriOpensTheThreeMongoStoresOnOneDeploymentAfterCheckingIt) {
 #ifdef WOW_HAVE_MONGO
   // Nothing listens on port 1: the deployment is unreachable, said as such.
   EXPECT_TRUE(FailsWith(ErrorCode::kUnavailable, "MongoDB", [] {
@@ -99,8 +99,33 @@ TEST(OpenStoresTest, AMongoUriIsOpenedAndCheckedThenRefusedForWantOfAMongoLog) {
   }));
   if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
   testing_support::MongoTestServer server;
-  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "timer store",
-                        [&] { OpenStores(server.uri(), "shop"); }));
+  {
+    const StoreSet stores = OpenStores(server.uri(), "shop", WithPartitions(4));
+    EXPECT_EQ(stores.partitions(), 4);
+    EXPECT_FALSE(stores.appends_confirm_keys());
+    Stream s;
+    s.ref = {"shop", "brand", "t", "b"};
+    s.version = 1;
+    s.request_id = "r";
+    s.events = {{"created", "{}"}};
+    ASSERT_TRUE(stores.log()->Append(s).appended());
+    Timer timer;
+    timer.owner = s.ref;
+    timer.key = "k";
+    timer.partition = PartitionOf("t", "b", 4);
+    timer.timer_id = "id";
+    timer.version = 1;
+    timer.target = s.ref;
+    timer.command_type = "c";
+    timer.body = "{}";
+    EXPECT_TRUE(stores.timers()->Put(timer));
+  }
+  const StoreSet again = OpenStores(server.uri(), "shop");
+  EXPECT_EQ(again.partitions(), 4) << "the log as it is";
+  EXPECT_EQ(again.log()->Read({"shop", "brand", "t", "b"}, 1, kAnyVersion).size(), 1u);
+  EXPECT_TRUE(again.timers()->Find({"shop", "brand", "t", "b"}, "k").has_value());
+  EXPECT_TRUE(FailsWith(ErrorCode::kFailedPrecondition, "4",
+                        [&] { OpenStores(server.uri(), "shop", WithPartitions(8)); }));
   testing_support::MongoTestServer::Options standalone_options;
   standalone_options.standalone = true;
   testing_support::MongoTestServer standalone(standalone_options);

@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "wow/event_log.h"
-#include "wow/sqlite.h"
+#include "wow/store_set.h"
 
 namespace wow::service_test {
 namespace {
@@ -276,9 +276,9 @@ std::string PercentEncode(const std::string& text) {
 
 LogSummary ReadLog(const std::string& db, const std::string& aggregate, const std::string& tenant) {
   LogSummary summary;
-  auto database = OpenSqliteDatabase(db);
-  auto log = NewSqliteEventLog(database, "eshop-catalog", SystemClock::Instance());
-  const int partitions = log->Open();
+  const StoreSet stores = OpenStores(db, "eshop-catalog");
+  const std::shared_ptr<EventLog>& log = stores.log();
+  const int partitions = stores.partitions();
   for (int p = 0; p < partitions; ++p) {
     Sequence after = 0;
     for (;;) {

@@ -85,7 +85,8 @@ Reply SendRaw(int port, const std::string& request);
 // `text` percent-encoded for a path segment (everything but unreserved characters).
 std::string PercentEncode(const std::string& text);
 
-// What the log of the catalog in database `db` holds, read directly from the file.
+// What the log of the catalog in the store `db` (a path or a store URI) holds, read directly
+// from the store.
 struct LogSummary {
   long long streams = 0;  // every stream of every partition
   // For one tenant and aggregate type: aggregate id -> its current name.

@@ -1,5 +1,8 @@
 // The catalog service over real HTTP on loopback: the wow-catalog binary started on a free port
-// and driven by concurrent HTTP/1.1 clients (service_process.h).
+// and driven by concurrent HTTP/1.1 clients (service_process.h), on a SQLite file and on the
+// project's MongoDB TEST SERVER (a test double; skipped with the reason where Node.js or its
+// packages are missing). The tests of a file's own behaviour (its partition count kept, the
+// write-ahead log folded at exit, sqlite:PATH and --db) run on SQLite alone.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +16,7 @@
 
 #include "catalog.h"
 #include "service_process.h"
+#include "support/mongo_test_server.h"
 #include "support/temp_dir.h"
 #include "wow/name_key.h"
 
@@ -26,9 +30,40 @@ std::string Repeat(char c, size_t n) { return std::string(n, c); }
 
 json NameBody(const std::string& name) { return json{{"name", name}}; }
 
-class CatalogService : public ::testing::Test {
+// The store a test's services run on: "Sqlite" or "MongoTestServer".
+using StoreKind = std::string;
+
+// The test binary's MongoDB test server, started on first use and stopped at exit; nullptr with
+// `reason` set when it cannot run here.
+testing_support::MongoTestServer* SharedServer(std::string* reason) {
+  static std::once_flag once;
+  static std::unique_ptr<testing_support::MongoTestServer> server;
+  static std::optional<std::string> unavailable;
+  std::call_once(once, [] {
+    unavailable = testing_support::MongoTestServer::Unavailable();
+    if (!unavailable) server = std::make_unique<testing_support::MongoTestServer>();
+  });
+  if (unavailable) *reason = *unavailable;
+  return server.get();
+}
+
+// A fresh store of `kind`: a file `name` in `dir`, or a database of its own on the test server.
+// Empty, with `skip` set, when the test server cannot run here.
+std::string FreshStore(const StoreKind& kind, const testing_support::TempDir& dir,
+                       const std::string& name, std::string* skip) {
+  if (kind == "Sqlite") return dir.File(name);
+  testing_support::MongoTestServer* server = SharedServer(skip);
+  if (server == nullptr) return "";
+  std::string uri = server->uri();
+  return uri.insert(uri.find("/?") + 1, "wow_service_" + NewId().substr(12));
+}
+
+class CatalogService : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
+    std::string skip;
+    db_ = FreshStore(GetParam(), dir_, "catalog.db", &skip);
+    if (db_.empty()) GTEST_SKIP() << skip;
     service_ =
         std::make_unique<ServiceProcess>(db(), std::vector<std::string>{"--synchronous", "normal"});
     ASSERT_GT(service_->port(), 0);
@@ -37,7 +72,8 @@ class CatalogService : public ::testing::Test {
     if (HasFailure() && service_) std::cerr << "service log:\n" << service_->Log() << "\n";
   }
 
-  std::string db() const { return dir_.File("catalog.db"); }
+  // The store: a SQLite file's path, or a MongoDB URI.
+  const std::string& db() const { return db_; }
   int port() const { return service_->port(); }
 
   Reply Create(const std::string& name, const std::string& tenant = "acme",
@@ -68,10 +104,14 @@ class CatalogService : public ::testing::Test {
   long long Streams() { return ReadLog(db()).streams; }
 
   testing_support::TempDir dir_;
+  std::string db_;
   std::unique_ptr<ServiceProcess> service_;
 };
 
-TEST_F(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
+// The tests of a SQLite file's own behaviour.
+class CatalogServiceOnAFile : public CatalogService {};
+
+TEST_P(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
   const Reply created = Create("  Contoso ");
   ASSERT_EQ(created.status, 201) << created.Describe();
   const std::string id = created.json.value("id", "");
@@ -92,7 +132,7 @@ TEST_F(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
   EXPECT_EQ(Get(id, "another-tenant").status, 404);
 }
 
-TEST_F(CatalogService, ADuplicateNameInAnotherSpellingIs409NameTaken) {
+TEST_P(CatalogService, ADuplicateNameInAnotherSpellingIs409NameTaken) {
   const std::string id = CreateOk("Contoso");
   for (const std::string spelling :
        {"Contoso", " contoso ", "CONTOSO", "\tcOnToSo\n", "Con\u00ADtoso", "Contoso\u200B",
@@ -108,7 +148,7 @@ TEST_F(CatalogService, ADuplicateNameInAnotherSpellingIs409NameTaken) {
   EXPECT_EQ(Create("Contoso", "another-tenant").status, 201);
 }
 
-TEST_F(CatalogService, BlankAndOverLongNamesAre400) {
+TEST_P(CatalogService, BlankAndOverLongNamesAre400) {
   for (const std::string blank : {"", "   ", "\t\n", "\u200B\u200B", " \u00AD "}) {
     const Reply reply = Create(blank);
     EXPECT_EQ(reply.status, 400) << reply.Describe();
@@ -121,7 +161,7 @@ TEST_F(CatalogService, BlankAndOverLongNamesAre400) {
   EXPECT_EQ(ReadLog(db(), "brand", "acme").names.size(), 1u);
 }
 
-TEST_F(CatalogService, ANameWithACharacterNotAllowedIs400InvalidName) {
+TEST_P(CatalogService, ANameWithACharacterNotAllowedIs400InvalidName) {
   for (const std::string name : {"\u202Eosotnoc", "Con\u2067toso\u2069", "Con\uE000toso",
                                  "Con\U000E01F0toso", "Con\ttoso", "Con\u2028toso"}) {
     const Reply reply = Create(name);
@@ -137,7 +177,7 @@ TEST_F(CatalogService, ANameWithACharacterNotAllowedIs400InvalidName) {
   EXPECT_EQ(ReadLog(db(), "brand", "acme").names.size(), 1u);
 }
 
-TEST_F(CatalogService, SharpSAndAMixedScriptLookalikeAreOneName) {
+TEST_P(CatalogService, SharpSAndAMixedScriptLookalikeAreOneName) {
   const std::string id = CreateOk("Stra\u00DFe");
   EXPECT_EQ(Create("STRASSE").json.value("code", ""), "NAME_TAKEN");
   EXPECT_EQ(Holder("strasse").json.value("owner", ""), id);
@@ -148,7 +188,7 @@ TEST_F(CatalogService, SharpSAndAMixedScriptLookalikeAreOneName) {
   CreateOk("\u6771\u4EAC");                          // 東京
 }
 
-TEST_F(CatalogService, RenameMovesTheNameAndFreesTheOldOne) {
+TEST_P(CatalogService, RenameMovesTheNameAndFreesTheOldOne) {
   const std::string id = CreateOk("Contoso");
   const Reply renamed = Rename(id, " Fabrikam ");
   ASSERT_EQ(renamed.status, 200) << renamed.Describe();
@@ -172,7 +212,7 @@ TEST_F(CatalogService, RenameMovesTheNameAndFreesTheOldOne) {
   EXPECT_EQ(Get(id).json.value("name", ""), "FABRIKAM");
 }
 
-TEST_F(CatalogService, RenameToATakenNameIs409AndOfAnUnknownBrandIs404) {
+TEST_P(CatalogService, RenameToATakenNameIs409AndOfAnUnknownBrandIs404) {
   const std::string contoso = CreateOk("Contoso");
   CreateOk("Fabrikam");
   const Reply taken = Rename(contoso, "fabrikam");
@@ -190,7 +230,7 @@ TEST_F(CatalogService, RenameToATakenNameIs409AndOfAnUnknownBrandIs404) {
   EXPECT_EQ(blank.json.value("code", ""), "BLANK_NAME");
 }
 
-TEST_F(CatalogService, DeleteKeepsTheNameAndRestoreFindsItHeld) {
+TEST_P(CatalogService, DeleteKeepsTheNameAndRestoreFindsItHeld) {
   const std::string id = CreateOk("Contoso");
   const std::string path = "/tenants/acme/brands/" + id;
   const Reply deleted = Send(port(), "DELETE", path);
@@ -227,7 +267,7 @@ TEST_F(CatalogService, DeleteKeepsTheNameAndRestoreFindsItHeld) {
   EXPECT_EQ(Send(port(), "POST", "/tenants/acme/brands/no-such-brand/restore").status, 404);
 }
 
-TEST_F(CatalogService, BrandsAndCategoriesHaveTheirOwnNames) {
+TEST_P(CatalogService, BrandsAndCategoriesHaveTheirOwnNames) {
   const std::string brand = CreateOk("Contoso");
   const std::string category = CreateOk("Contoso", "acme", "categories");
   EXPECT_NE(brand, category);
@@ -246,7 +286,7 @@ TEST_F(CatalogService, BrandsAndCategoriesHaveTheirOwnNames) {
   EXPECT_EQ(Send(port(), "POST", "/tenants/acme/categories/" + category + "/restore").status, 200);
 }
 
-TEST_F(CatalogService, NameLookupDecodesThePathThenTrimsAndLowerCases) {
+TEST_P(CatalogService, NameLookupDecodesThePathThenTrimsAndLowerCases) {
   const std::string id = CreateOk("Äpfel & Birnen/Co");
   const Reply holder = Holder(" ÄPFEL & BIRNEN/CO ");
   ASSERT_EQ(holder.status, 200) << holder.Describe();
@@ -255,7 +295,7 @@ TEST_F(CatalogService, NameLookupDecodesThePathThenTrimsAndLowerCases) {
   EXPECT_EQ(Holder("äpfel").status, 404);
 }
 
-TEST_F(CatalogService, AnIdempotencyKeyRepeatAnswersTheFirstResponseAndAppendsNothing) {
+TEST_P(CatalogService, AnIdempotencyKeyRepeatAnswersTheFirstResponseAndAppendsNothing) {
   const Reply first = Create("Contoso", "acme", "brands", {{"Idempotency-Key", "create-1"}});
   ASSERT_EQ(first.status, 201) << first.Describe();
   const std::string id = first.json.value("id", "");
@@ -309,7 +349,7 @@ TEST_F(CatalogService, AnIdempotencyKeyRepeatAnswersTheFirstResponseAndAppendsNo
             201);
 }
 
-TEST_F(CatalogService, ConcurrentRepeatsOfOneIdempotencyKeyCreateOneBrand) {
+TEST_P(CatalogService, ConcurrentRepeatsOfOneIdempotencyKeyCreateOneBrand) {
   const long long before = Streams();
   constexpr int kClients = 8;
   std::barrier start(kClients);
@@ -330,7 +370,7 @@ TEST_F(CatalogService, ConcurrentRepeatsOfOneIdempotencyKeyCreateOneBrand) {
   EXPECT_EQ(Streams(), before + 1);
 }
 
-TEST_F(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
+TEST_P(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
   const std::string id = CreateOk("Contoso");
   const long long before = Streams();
   const std::string brands = "/tenants/acme/brands";
@@ -421,7 +461,7 @@ TEST_F(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
   EXPECT_EQ(Send(port(), "GET", "/healthz").status, 200);
 }
 
-TEST_F(CatalogService, HealthzAndMetricsAnswer) {
+TEST_P(CatalogService, HealthzAndMetricsAnswer) {
   const Reply health = Send(port(), "GET", "/healthz");
   EXPECT_EQ(health.status, 200) << health.Describe();
   EXPECT_EQ(health.json, (json{{"status", "ok"}}));
@@ -444,7 +484,11 @@ TEST_F(CatalogService, HealthzAndMetricsAnswer) {
     EXPECT_NE(metrics.body.find(line + "\n"), std::string::npos) << line << "\n" << metrics.body;
   }
   // The SQLite writer's counters (-1: missing). The tests' services run synchronous=normal, which
-  // syncs nothing.
+  // syncs nothing. A MongoDB store set reports no figures of its own.
+  if (GetParam() != "Sqlite") {
+    EXPECT_EQ(metrics.body.find("wow_sqlite_"), std::string::npos) << metrics.body;
+    return;
+  }
   auto counter = [&](const std::string& name) -> long {
     const size_t at = metrics.body.find("\n" + name + " ");
     return at == std::string::npos ? -1 : std::stol(metrics.body.substr(at + name.size() + 2));
@@ -507,7 +551,7 @@ class Load {
   std::vector<std::jthread> clients_;
 };
 
-TEST_F(CatalogService, SigtermAndSigintFinishTheCommandsInFlightAndCloseTheStore) {
+TEST_P(CatalogServiceOnAFile, SigtermAndSigintFinishTheCommandsInFlightAndCloseTheStore) {
   for (int signal : {SIGTERM, SIGINT}) {
     SCOPED_TRACE(signal);
     Load load(port(), 8, "stop" + std::to_string(signal));
@@ -533,7 +577,7 @@ TEST_F(CatalogService, SigtermAndSigintFinishTheCommandsInFlightAndCloseTheStore
   }
 }
 
-TEST_F(CatalogService, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesCount) {
+TEST_P(CatalogServiceOnAFile, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesCount) {
   std::string log;
   // The file was created with 16 partitions.
   EXPECT_EQ(
@@ -571,7 +615,7 @@ TEST_F(CatalogService, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesC
   EXPECT_EQ(Send(second.port(), "POST", "/tenants/acme/brands", NameBody("x").dump()).status, 201);
 }
 
-TEST_F(CatalogService, TheStoreIsAUriAndDbIsItsSynonym) {
+TEST_P(CatalogServiceOnAFile, TheStoreIsAUriAndDbIsItsSynonym) {
   // The fixture's service runs on --store PATH; sqlite:PATH and --db PATH name the same file.
   ASSERT_EQ(Send(port(), "POST", "/tenants/acme/brands", NameBody("Contoso").dump()).status, 201);
   service_.reset();
@@ -607,9 +651,13 @@ std::string Spelling(int i) {
   return name;
 }
 
-TEST(CatalogServiceRace, TwoServicesOnOneFileGiveOneNameToExactlyOneOf64Clients) {
+class CatalogServiceRace : public ::testing::TestWithParam<StoreKind> {};
+
+TEST_P(CatalogServiceRace, TwoServicesOnOneStoreGiveOneNameToExactlyOneOf64Clients) {
   testing_support::TempDir dir;
-  const std::string db = dir.File("race.db");
+  std::string skip;
+  const std::string db = FreshStore(GetParam(), dir, "race.db", &skip);
+  if (db.empty()) GTEST_SKIP() << skip;
   ServiceProcess first(db, {"--synchronous", "normal"});
   ASSERT_GT(first.port(), 0);
   ServiceProcess second(db, {"--synchronous", "normal"});
@@ -652,9 +700,13 @@ TEST(CatalogServiceRace, TwoServicesOnOneFileGiveOneNameToExactlyOneOf64Clients)
   if (HasFailure()) std::cerr << first.Log() << "\n" << second.Log() << "\n";
 }
 
-TEST(CatalogServiceCrash, ASigkillUnderLoadLosesNoAcknowledgedBrandAndLeavesOneHolderPerName) {
+class CatalogServiceCrash : public ::testing::TestWithParam<StoreKind> {};
+
+TEST_P(CatalogServiceCrash, ASigkillUnderLoadLosesNoAcknowledgedBrandAndLeavesOneHolderPerName) {
   testing_support::TempDir dir;
-  const std::string db = dir.File("crash.db");
+  std::string skip;
+  const std::string db = FreshStore(GetParam(), dir, "crash.db", &skip);
+  if (db.empty()) GTEST_SKIP() << skip;
   auto service = std::make_unique<ServiceProcess>(db);  // synchronous=full, the default
   ASSERT_GT(service->port(), 0);
 
@@ -729,6 +781,15 @@ TEST(CatalogServiceCrash, ASigkillUnderLoadLosesNoAcknowledgedBrandAndLeavesOneH
     }
   }
 }
+
+const auto kStores = ::testing::Values(StoreKind("Sqlite"), StoreKind("MongoTestServer"));
+const auto kStoreName = [](const ::testing::TestParamInfo<StoreKind>& info) { return info.param; };
+
+INSTANTIATE_TEST_SUITE_P(Store, CatalogService, kStores, kStoreName);
+INSTANTIATE_TEST_SUITE_P(Store, CatalogServiceOnAFile, ::testing::Values(StoreKind("Sqlite")),
+                         kStoreName);
+INSTANTIATE_TEST_SUITE_P(Store, CatalogServiceRace, kStores, kStoreName);
+INSTANTIATE_TEST_SUITE_P(Store, CatalogServiceCrash, kStores, kStoreName);
 
 }  // namespace
 }  // namespace wow::service_test

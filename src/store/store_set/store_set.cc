@@ -75,6 +75,21 @@ StoreSet OpenSqlite(std::string_view uri, const std::string& path, const std::st
 }
 #endif
 
+#ifdef WOW_HAVE_MONGO
+// The three MongoDB stores on one deployment (one client pool). Appends do not confirm keys: the
+// processor confirms them after the append, and a reservation subscription confirms what a
+// crash left pending (docs/MONGODB.md).
+StoreSet OpenMongo(std::string_view uri, const std::string& location, const std::string& context,
+                   std::shared_ptr<const Clock> clock, const StoreSetOptions& options) {
+  std::shared_ptr<MongoDeployment> deployment = OpenMongoDeployment(location, options.mongo);
+  std::shared_ptr<EventLog> log = NewMongoEventLog(deployment, context, clock);
+  const int partitions = OpenLog(*log, options);
+  return StoreSet({std::string(uri), context, clock, log,
+                   NewMongoReservationStore(deployment, clock),
+                   NewMongoTimerStore(deployment, context, partitions), false, nullptr});
+}
+#endif
+
 }  // namespace
 
 StoreSet OpenStores(std::string_view uri, std::string_view context_name,
@@ -101,15 +116,7 @@ StoreSet OpenStores(std::string_view uri, std::string_view context_name,
       break;
   }
 #ifdef WOW_HAVE_MONGO
-  // The deployment is opened and checked, so a bad URI, an unreachable server or a standalone is
-  // reported as such; the timer store is what is missing.
-  const MongoDeploymentInfo info = Describe(*OpenMongoDeployment(parsed.location, options.mongo));
-  throw Error(ErrorCode::kFailedPrecondition,
-              "store URI names MongoDB (database " + info.database +
-                  "), and this build has a MongoDB event log and reservations, not yet a MongoDB "
-                  "timer store: use sqlite:PATH, or put wow::NewMongoEventLog and "
-                  "wow::NewMongoReservationStore (wow/mongo.h) beside a memory or SQLite timer "
-                  "store in StoreSet::Parts");
+  return OpenMongo(uri, parsed.location, context, std::move(clock), options);
 #else
   throw Error(ErrorCode::kFailedPrecondition,
               "store URI names MongoDB, and this build has no MongoDB backend (built with "
