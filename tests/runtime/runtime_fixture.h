@@ -39,8 +39,9 @@ struct RuntimeBackend {
   // Whether the set's reservations are replaced by MongoDB's, on the MongoDB test server (a test
   // double), in a database of the test's own: MongoDB reservations beside another backend's log.
   bool mongo_reservations = false;
-  // Whether the set's log is replaced by MongoDB's too, in the same database.
-  bool mongo_log = false;
+  // Whether `uri` is ignored for the MongoDB test server's, in a database of the test's own: the
+  // three stores on MongoDB (OpenStores of a mongodb:// URI).
+  bool mongo_stores = false;
 };
 
 inline void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << backend.name; }
@@ -58,10 +59,9 @@ inline std::vector<RuntimeBackend> Backends() {
   backends.push_back({"MemoryLogMongoReservations",
                       [](const testing_support::TempDir&) { return "memory:"; },
                       /*append_confirms_keys=*/false, /*mongo_reservations=*/true});
-  backends.push_back({"MongoLogMongoReservations",
-                      [](const testing_support::TempDir&) { return "memory:"; },
-                      /*append_confirms_keys=*/false, /*mongo_reservations=*/true,
-                      /*mongo_log=*/true});
+  backends.push_back({"Mongo", [](const testing_support::TempDir&) { return ""; },
+                      /*append_confirms_keys=*/false, /*mongo_reservations=*/false,
+                      /*mongo_stores=*/true});
 #endif
   return backends;
 }
@@ -82,18 +82,22 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
     StoreSetOptions options;
     options.clock = clock_;
     options.partitions = 4;
-    set_.emplace(OpenStores(GetParam().uri(dir_), std::string(eshop::kContext), options));
+    std::string uri = GetParam().uri(dir_);
+#ifdef WOW_HAVE_MONGO
+    if (GetParam().mongo_reservations || GetParam().mongo_stores) {
+      if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+    }
+    if (GetParam().mongo_stores) {
+      uri = testing_support::SharedMongoTestServer().uri();
+      uri.insert(uri.find("/?") + 1, "wow_test_" + NewId().substr(12));
+    }
+#endif
+    set_.emplace(OpenStores(uri, std::string(eshop::kContext), options));
 #ifdef WOW_HAVE_MONGO
     if (GetParam().mongo_reservations) {
-      if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
       auto deployment = testing_support::FreshMongoDeployment(
           testing_support::SharedMongoTestServer().uri());
-      std::shared_ptr<EventLog> log;
-      if (GetParam().mongo_log) {
-        log = NewMongoEventLog(deployment, std::string(eshop::kContext), clock_);
-        log->Create(options.partitions);
-      }
-      set_.emplace(set_->With(log, NewMongoReservationStore(deployment, clock_)));
+      set_.emplace(set_->With(nullptr, NewMongoReservationStore(deployment, clock_)));
     }
 #endif
     ASSERT_EQ(set_->appends_confirm_keys(), GetParam().append_confirms_keys);
