@@ -132,6 +132,8 @@ class CommandProcessor {
   LoadedAggregate Load(const AggregateRef& target);
 
   EventLog& log() { return *log_; }
+  // The bounded context the processor serves: its log's.
+  const std::string& context() const { return log_->context(); }
   ReservationStore& reservations() { return *reservations_; }
   // The clock the processor decides and reserves by (and by which reservations expire).
   const Clock& clock() const;

@@ -56,6 +56,14 @@ class Node {
   // Adds a subscription (a projection, say) the node runs beside its own. REQUIRES: before Start.
   void AddSubscription(std::shared_ptr<Subscription> subscription);
 
+  // Fires this node's timers whose target is of `processor`'s context through it (another
+  // context's, such as another Node's shared_processor()); see TimerService::Route. REQUIRES:
+  // before Start.
+  void RouteTimers(std::shared_ptr<CommandProcessor> processor);
+
+  // What the node's timer service did (zeros before Start).
+  TimerService::Stats timer_stats() const;
+
   // Starts the subscriptions and the timer service (unless run_subscriptions is false).
   // REQUIRES: not started.
   void Start();
@@ -78,6 +86,7 @@ class Node {
   NodeOptions options_;
   std::shared_ptr<CommandProcessor> processor_;
   std::vector<std::shared_ptr<Subscription>> subscriptions_;
+  std::vector<std::shared_ptr<CommandProcessor>> timer_routes_;
   std::unique_ptr<SubscriptionRunner> runner_;
   std::unique_ptr<TimerService> timer_service_;
   bool started_ = false;

@@ -14,6 +14,12 @@
 //   unknown outcome, or a failure     left claimed: due again when the claim expires.
 // A timer another node claimed or changed since it was read is skipped (Settle applies nothing).
 //
+// A timer whose target is of another bounded context fires through the processor of that context
+// given to Route. With none, it is parked at once (retrying cannot help), counted in
+// Stats().unroutable and logged as an error naming the context: it stays parked, since the
+// target's changes are in another context's log, which this service's timer subscription does
+// not read.
+//
 // Give it the node name of this process's SubscriptionRunner (runner.node()): a partition's lease
 // is one per node, shared by everything the node runs on it. It never gives a lease up; the
 // runner does, or the lease expires.
@@ -22,7 +28,9 @@
 // started service in tests.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -57,6 +65,19 @@ class TimerService {
   TimerService(const TimerService&) = delete;
   TimerService& operator=(const TimerService&) = delete;
 
+  // Fires the timers whose target is of `processor`'s context through it. Throws
+  // Error(kInvalidArgument) for a null processor or one of this service's own context. REQUIRES:
+  // before Start and FireDue.
+  void Route(std::shared_ptr<CommandProcessor> processor);
+
+  // What the service did since it was made.
+  struct Stats {
+    std::uint64_t fired = 0;       // commands sent
+    std::uint64_t parked = 0;      // timers parked (refused for good)
+    std::uint64_t unroutable = 0;  // timers parked since no processor of their target's context
+  };
+  Stats stats() const;
+
   // One pass on the calling thread (see above); returns how many timers it fired (their commands
   // sent, whatever came of them). Throws Error when a store fails before any timer is fired.
   int FireDue();
@@ -84,9 +105,14 @@ class TimerService {
 
   std::shared_ptr<EventLog> log_;
   std::shared_ptr<TimerStore> timers_;
+  // The processor of `context`, or null when this node has none.
+  CommandProcessor* ProcessorFor(const std::string& context) const;
+
   std::shared_ptr<CommandProcessor> processor_;
+  std::vector<std::shared_ptr<CommandProcessor>> routes_;  // other contexts' processors
   std::shared_ptr<const Clock> clock_;
   TimerServiceOptions options_;
+  std::atomic<std::uint64_t> fired_{0}, parked_{0}, unroutable_{0};
   std::mutex leases_mutex_;
   std::vector<PartitionLease> leases_;  // by partition; guarded by leases_mutex_
   std::jthread thread_;

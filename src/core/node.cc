@@ -25,6 +25,16 @@ void Node::AddSubscription(std::shared_ptr<Subscription> subscription) {
   subscriptions_.push_back(std::move(subscription));
 }
 
+void Node::RouteTimers(std::shared_ptr<CommandProcessor> processor) {
+  Require(!started_, "timers are routed before the node starts");
+  Require(processor != nullptr, "a timer route needs a processor");
+  timer_routes_.push_back(std::move(processor));
+}
+
+TimerService::Stats Node::timer_stats() const {
+  return timer_service_ ? timer_service_->stats() : TimerService::Stats{};
+}
+
 void Node::Start() {
   Require(!started_, "the node is started already");
   started_ = true;
@@ -42,6 +52,7 @@ void Node::Start() {
   runner_->Start();
   timer_service_ = std::make_unique<TimerService>(stores_.log(), stores_.timers(), processor_,
                                                   stores_.clock(), options_.timers);
+  for (const auto& route : timer_routes_) timer_service_->Route(route);
   timer_service_->Start();
 }
 

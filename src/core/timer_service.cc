@@ -62,6 +62,26 @@ TimerService::TimerService(std::shared_ptr<EventLog> log, std::shared_ptr<TimerS
 
 TimerService::~TimerService() { Stop(); }
 
+void TimerService::Route(std::shared_ptr<CommandProcessor> processor) {
+  Require(processor != nullptr, "a timer route needs a processor");
+  Require(processor->context() != log_->context(), [&] {
+    return "context \"" + processor->context() + "\" is the timer service's own";
+  });
+  routes_.push_back(std::move(processor));
+}
+
+TimerService::Stats TimerService::stats() const {
+  return {fired_.load(), parked_.load(), unroutable_.load()};
+}
+
+CommandProcessor* TimerService::ProcessorFor(const std::string& context) const {
+  if (context == log_->context()) return processor_.get();
+  for (const auto& route : routes_) {
+    if (route->context() == context) return route.get();
+  }
+  return nullptr;
+}
+
 std::set<int> TimerService::Leased() {
   std::lock_guard lock(leases_mutex_);
   const int partitions = log_->partitions();
@@ -99,11 +119,23 @@ bool TimerService::Fire(const Timer& due) {
   claimed.state = TimerState::kFiring;
   claimed.due_at = now + options_.claim_ttl.count();
 
+  CommandProcessor* processor = ProcessorFor(due.target.context);
+  if (processor == nullptr) {
+    ++unroutable_;
+    ++parked_;
+    spdlog::error(
+        "timer {} of {} targets {}, of context \"{}\", which no processor of this node serves: "
+        "parked; give the node a processor of that context (TimerService::Route, Node::RouteTimers)",
+        due.key, ToString(due.owner), ToString(due.target), due.target.context);
+    timers_->Settle({{TimerChange::Kind::kPark, claimed, 0}});
+    return false;
+  }
   const std::string request_id = "timer:" + due.timer_id + ":" + std::to_string(due.attempt);
   Outcome outcome = Outcome::kOpen;
   std::string why;
+  ++fired_;
   try {
-    const CommandResult result = processor_->Process(
+    const CommandResult result = processor->Process(
         due.target, CommandMessage{due.command_type, nlohmann::json::parse(due.body)}, request_id);
     outcome = OutcomeOf(result);
     why = result.code.empty() ? result.message : result.code + ": " + result.message;
@@ -131,6 +163,7 @@ bool TimerService::Fire(const Timer& due) {
         change.new_due_at = clock_->NowMillis() + BackoffMillis(due.rule, due.attempt);
       } else {
         change.kind = TimerChange::Kind::kPark;
+        ++parked_;
         spdlog::warn("timer {} of {} is parked on {} after {} attempt(s): {}", due.key,
                      ToString(due.owner), ToString(due.target), due.attempt + 1, why);
       }

@@ -575,6 +575,55 @@ TEST_P(TimerServiceTest, ARejectedOnceTimerParksAtOnceAndABadCommandParksToo) {
   EXPECT_EQ(stores_.timers->Find(pinger_, "bad")->state, TimerState::kParked);
 }
 
+// A due timer of the pinger whose target is `target`, put straight into the store.
+Timer DueTimerAt(const AggregateRef& owner, const AggregateRef& target, EpochMillis now) {
+  Timer t;
+  t.owner = owner;
+  t.key = "elsewhere";
+  t.partition = PartitionOf(owner.tenant_id, owner.id, 4);
+  t.timer_id = NewId();
+  t.version = 1;
+  t.due_at = now;
+  t.target = target;
+  t.command_type = std::string(Ping::kType);
+  t.body = nlohmann::json(Ping{}).dump();
+  return t;
+}
+
+TEST_P(TimerServiceTest, ATimerOfAnotherContextWithNoProcessorThereIsParkedAtOnceAndCounted) {
+  const AggregateRef billing{"billing", "pinger", "t1", "p9"};
+  ASSERT_TRUE(stores_.timers->Put(DueTimerAt(pinger_, billing, clock_->NowMillis())));
+  EXPECT_EQ(service_->FireDue(), 0) << "no command sent";
+  const auto timer = stores_.timers->Find(pinger_, "elsewhere");
+  ASSERT_TRUE(timer);
+  EXPECT_EQ(timer->state, TimerState::kParked);
+  EXPECT_EQ(timer->attempt, 1);
+  EXPECT_EQ(service_->stats().unroutable, 1u);
+  EXPECT_EQ(service_->stats().parked, 1u);
+  EXPECT_EQ(service_->stats().fired, 0u);
+  clock_->Advance(milliseconds(60'000));
+  EXPECT_EQ(service_->FireDue(), 0) << "parked: not due again";
+}
+
+TEST_P(TimerServiceTest, ATimerOfAnotherContextFiresThroughThatContextsProcessor) {
+  StoreSetOptions options;
+  options.clock = clock_;
+  options.partitions = 4;
+  auto billing_processor =
+      std::make_shared<CommandProcessor>(OpenStores("memory:", "billing", options));
+  billing_processor->Register(PingerType());
+  EXPECT_THROW(service_->Route(processor_), Error) << "the service's own context";
+  service_->Route(billing_processor);
+  const AggregateRef billing{"billing", "pinger", "t1", "p9"};
+  ASSERT_TRUE(stores_.timers->Put(DueTimerAt(pinger_, billing, clock_->NowMillis())));
+  EXPECT_EQ(service_->FireDue(), 1);
+  const LoadedAggregate loaded = billing_processor->Load(billing);
+  EXPECT_EQ(dynamic_cast<const TypedState<Pinger>&>(*loaded.state).state.pings, 1);
+  EXPECT_FALSE(stores_.timers->Find(pinger_, "elsewhere")) << "done";
+  EXPECT_EQ(service_->stats().unroutable, 0u);
+  EXPECT_EQ(service_->stats().fired, 1u);
+}
+
 TEST_P(TimerServiceTest, ANodeWithoutThePartitionsLeaseFiresNothing) {
   ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
   runner_->CatchUp();
