@@ -63,7 +63,8 @@ std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std
     return checked;
   };
   auto aggregate = std::make_shared<wow::AggregateType<Named>>(std::move(type));
-  aggregate->Apply<Created>([](Named& s, const Created& e) { s = NamedBy(e.name, e.key); })
+  aggregate->Reserves(ns)  // per tenant
+      .Apply<Created>([](Named& s, const Created& e) { s = NamedBy(e.name, e.key); })
       .template Apply<Renamed>([](Named& s, const Renamed& e) { s = NamedBy(e.name, e.key); })
       .template Decide<Create>([take, noun](const Named& s, const Create& c, DecideScope& scope) {
         if (!s.name.empty()) {

@@ -180,6 +180,12 @@ class AggregateBehavior {
   // take or a body that does not decode; whatever the decide function throws passes through.
   virtual Decision Decide(const AggregateState& state, const CommandMessage& command,
                           DecideScope& scope) const = 0;
+  // The namespaces the type declared with their tenancy (empty: it declared none, and each call
+  // names its own, kTenant by default).
+  virtual const NamespaceTenancies& tenancies() const {
+    static const NamespaceTenancies kNone;
+    return kNone;
+  }
 };
 
 template <typename State>
@@ -203,6 +209,23 @@ class AggregateType final : public AggregateBehavior {
     return *this;
   }
 
+  // Declares that the type's decisions reserve keys in `ns`, unique within an aggregate's tenant
+  // (kTenant) or across the context's tenants (kSystem). Once a type declares a namespace, its
+  // DecideScope's Reserve and Release take the declared tenancy, and a namespace it did not
+  // declare, or another tenancy named on a call, is Error(kInvalidArgument). Throws
+  // Error(kInvalidArgument) for an empty or over-long (512 bytes) namespace, or one declared
+  // before with the other tenancy.
+  AggregateType& Reserves(std::string_view ns,
+                          ReservationTenancy tenancy = ReservationTenancy::kTenant) {
+    Require(!ns.empty() && ns.size() <= 512, "a reserved namespace must be 1 to 512 bytes");
+    const auto [it, added] = tenancies_.emplace(std::string(ns), tenancy);
+    Require(added || it->second == tenancy, [&] {
+      return "namespace \"" + it->first + "\" of aggregate type " + name_ +
+             " is declared twice with different tenancies";
+    });
+    return *this;
+  }
+
   // Registers the decide function of `Command`.
   template <Message Command>
   AggregateType& Decide(
@@ -223,6 +246,8 @@ class AggregateType final : public AggregateBehavior {
   }
 
   const std::string& name() const override { return name_; }
+
+  const NamespaceTenancies& tenancies() const override { return tenancies_; }
 
   std::unique_ptr<AggregateState> NewState() const override {
     return std::make_unique<TypedState<State>>();
@@ -258,6 +283,7 @@ class AggregateType final : public AggregateBehavior {
  private:
   std::string name_;
   std::map<std::string, ApplyFn, std::less<>> appliers_;
+  NamespaceTenancies tenancies_;
   std::map<std::string, DecideFn, std::less<>> deciders_;
 };
 

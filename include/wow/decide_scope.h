@@ -13,7 +13,9 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -25,26 +27,40 @@
 
 namespace wow {
 
+// The namespaces an aggregate type reserves in, each with its tenancy (AggregateType::Reserves).
+using NamespaceTenancies = std::map<std::string, ReservationTenancy, std::less<>>;
+
 class DecideScope {
  public:
   // A scope for `self`'s attempt `attempt`; reserves in `reservations` for `ttl`, reads `clock`.
+  // `declared`: the namespaces self's type declared (not owned; outlives the scope), or null.
   DecideScope(AggregateRef self, std::string attempt, ReservationStore& reservations,
-              const Clock& clock, std::chrono::milliseconds ttl);
+              const Clock& clock, std::chrono::milliseconds ttl,
+              const NamespaceTenancies* declared = nullptr);
 
   DecideScope(const DecideScope&) = delete;
   DecideScope& operator=(const DecideScope&) = delete;
 
   // Reserves `key` in namespace `ns` for this aggregate, unique within its tenant (kTenant) or
-  // across the context's tenants (kSystem). Returns true when this aggregate holds the key (newly,
-  // or already), false when another aggregate holds it. Throws Error(kInvalidArgument) for an
-  // empty or over-long namespace or key; Error from the store when it fails.
+  // across the context's tenants (kSystem): the tenancy the type declared for `ns` (see
+  // TenancyOf). Returns true when this aggregate holds the key (newly, or already), false when
+  // another aggregate holds it. Throws Error(kInvalidArgument) for an empty or over-long
+  // namespace or key and for a tenancy TenancyOf refuses; Error from the store when it fails.
   bool Reserve(std::string_view ns, std::string_view key,
-               ReservationTenancy tenancy = ReservationTenancy::kTenant);
+               std::optional<ReservationTenancy> tenancy = std::nullopt);
 
   // Gives `key` up once the events are appended (at their version); nothing is released when
-  // they are not. Throws Error(kInvalidArgument) for an empty or over-long namespace or key.
+  // they are not. Throws Error(kInvalidArgument) for an empty or over-long namespace or key and
+  // for a tenancy TenancyOf refuses.
   void Release(std::string_view ns, std::string_view key,
-               ReservationTenancy tenancy = ReservationTenancy::kTenant);
+               std::optional<ReservationTenancy> tenancy = std::nullopt);
+
+  // The tenancy of `ns` for an aggregate of type `type`, which declared `declared`: the declared
+  // one when the type declared any namespace (a namespace it did not declare, or a `given`
+  // tenancy other than the declared, is Error(kInvalidArgument)); else `given`, or kTenant.
+  static ReservationTenancy TenancyOf(const NamespaceTenancies* declared, std::string_view type,
+                                      std::string_view ns,
+                                      std::optional<ReservationTenancy> given);
 
   // Sets this aggregate's timer `key` (replacing one of that key) to send `command` to `target`
   // at `due_at`, once the events are appended. Firing follows `rule`.
@@ -85,6 +101,7 @@ class DecideScope {
   ReservationStore& reservations_;
   const Clock& clock_;
   std::chrono::milliseconds ttl_;
+  const NamespaceTenancies* declared_;
   std::vector<KeyFact> reserved_;
   std::vector<KeyFact> released_;
   std::vector<TimerFact> timers_;

@@ -168,7 +168,8 @@ class CommandProcessor::Impl {
     for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
       const LoadedAggregate loaded = Load(type, target);
       const EpochMillis decided_from = clock_->NowMillis();
-      DecideScope scope(target, NewId(), reservations, *clock_, options_.reservation_ttl);
+      DecideScope scope(target, NewId(), reservations, *clock_, options_.reservation_ttl,
+                        &type.tenancies());
       std::optional<Decision> decision;
       try {
         decision = DecideBuiltIn(loaded, command, target);

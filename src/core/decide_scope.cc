@@ -5,12 +5,32 @@
 namespace wow {
 
 DecideScope::DecideScope(AggregateRef self, std::string attempt, ReservationStore& reservations,
-                         const Clock& clock, std::chrono::milliseconds ttl)
+                         const Clock& clock, std::chrono::milliseconds ttl,
+                         const NamespaceTenancies* declared)
     : self_(std::move(self)),
       attempt_(std::move(attempt)),
       reservations_(reservations),
       clock_(clock),
-      ttl_(ttl) {}
+      ttl_(ttl),
+      declared_(declared) {}
+
+ReservationTenancy DecideScope::TenancyOf(const NamespaceTenancies* declared,
+                                          std::string_view type, std::string_view ns,
+                                          std::optional<ReservationTenancy> given) {
+  if (declared == nullptr || declared->empty()) return given.value_or(ReservationTenancy::kTenant);
+  const auto it = declared->find(ns);
+  Require(it != declared->end(), [&] {
+    return "aggregate type " + std::string(type) + " declares no namespace \"" +
+           std::string(ns.substr(0, 100)) + "\" (AggregateType::Reserves)";
+  });
+  Require(!given || *given == it->second, [&] {
+    return "namespace \"" + it->first + "\" of aggregate type " + std::string(type) +
+           " is declared " +
+           (it->second == ReservationTenancy::kSystem ? "system-wide" : "per tenant") +
+           "; a call names the other tenancy";
+  });
+  return it->second;
+}
 
 ReservationScope DecideScope::ScopeOf(const AggregateRef& owner, std::string_view ns,
                                       ReservationTenancy tenancy) {
@@ -20,14 +40,18 @@ ReservationScope DecideScope::ScopeOf(const AggregateRef& owner, std::string_vie
       std::string(ns)};
 }
 
-bool DecideScope::Reserve(std::string_view ns, std::string_view key, ReservationTenancy tenancy) {
+bool DecideScope::Reserve(std::string_view ns, std::string_view key,
+                          std::optional<ReservationTenancy> given) {
+  const ReservationTenancy tenancy = TenancyOf(declared_, self_.aggregate, ns, given);
   const std::string k(key);
   if (!reservations_.Reserve(ScopeOf(self_, ns, tenancy), k, self_, attempt_, ttl_)) return false;
   reserved_.push_back(KeyFact{std::string(ns), k, tenancy});
   return true;
 }
 
-void DecideScope::Release(std::string_view ns, std::string_view key, ReservationTenancy tenancy) {
+void DecideScope::Release(std::string_view ns, std::string_view key,
+                          std::optional<ReservationTenancy> given) {
+  const ReservationTenancy tenancy = TenancyOf(declared_, self_.aggregate, ns, given);
   ValidateReservation(ScopeOf(self_, ns, tenancy), key, self_);
   released_.push_back(KeyFact{std::string(ns), std::string(key), tenancy});
 }

@@ -64,6 +64,7 @@ class GivenStateType final : public AggregateBehavior {
                   DecideScope& scope) const override {
     return inner_->Decide(state, command, scope);
   }
+  const NamespaceTenancies& tenancies() const override { return inner_->tenancies(); }
 
  private:
   std::shared_ptr<const AggregateBehavior> inner_;
@@ -121,9 +122,10 @@ class AggregateSpec {
     return *this;
   }
 
-  // Another aggregate of this type and tenant holds `key` in `ns`, confirmed.
+  // Another aggregate of this type and tenant holds `key` in `ns`, confirmed. The tenancy is the
+  // one the type declared for `ns` (DecideScope::TenancyOf), as in the decide functions.
   AggregateSpec& GivenReservation(std::string_view ns, std::string_view key,
-                                  ReservationTenancy tenancy = ReservationTenancy::kTenant) {
+                                  std::optional<ReservationTenancy> tenancy = std::nullopt) {
     AggregateRef other = self_;
     other.id = "another-" + self_.id;
     return GivenReservation(ns, key, other, tenancy);
@@ -132,8 +134,10 @@ class AggregateSpec {
   // `owner` holds `key` in `ns`, confirmed: an aggregate of another tenant, say, for a kSystem
   // key. REQUIRES: `owner` is in the spec's context.
   AggregateSpec& GivenReservation(std::string_view ns, std::string_view key,
-                                  const AggregateRef& owner, ReservationTenancy tenancy) {
-    reservations_->Confirm(DecideScope::ScopeOf(owner, ns, tenancy), std::string(key), owner, 1);
+                                  const AggregateRef& owner,
+                                  std::optional<ReservationTenancy> tenancy = std::nullopt) {
+    reservations_->Confirm(DecideScope::ScopeOf(owner, ns, TenancyOf(ns, tenancy)),
+                           std::string(key), owner, 1);
     return *this;
   }
 
@@ -286,8 +290,9 @@ class AggregateSpec {
 
   // Whether the aggregate under test holds `key` in `ns` (pending and live, or confirmed).
   bool Holds(std::string_view ns, std::string_view key,
-             ReservationTenancy tenancy = ReservationTenancy::kTenant) {
-    const auto r = reservations_->Find(DecideScope::ScopeOf(self_, ns, tenancy), std::string(key));
+             std::optional<ReservationTenancy> tenancy = std::nullopt) {
+    const auto r = reservations_->Find(DecideScope::ScopeOf(self_, ns, TenancyOf(ns, tenancy)),
+                                       std::string(key));
     return r && r->owner == self_ &&
            (r->state == ReservationState::kConfirmed || r->expires_at > clock_->NowMillis());
   }
@@ -374,6 +379,11 @@ class AggregateSpec {
       return false;
     }
     return true;
+  }
+
+  ReservationTenancy TenancyOf(std::string_view ns,
+                               std::optional<ReservationTenancy> given) const {
+    return DecideScope::TenancyOf(&type_->tenancies(), type_->name(), ns, given);
   }
 
   std::shared_ptr<const AggregateType<State>> type_;
