@@ -60,6 +60,17 @@ void AppendDocument(bson_t* doc, std::string_view field, const bson_t& value) {
   bson_append_document(doc, field.data(), Length(field), &value);
 }
 
+void AppendUnionWith(bson_t* pipeline, std::string_view stage, std::string_view collection,
+                     const bson_t& sub_pipeline) {
+  bson_t union_stage, union_with;
+  bson_append_document_begin(pipeline, stage.data(), Length(stage), &union_stage);
+  bson_append_document_begin(&union_stage, "$unionWith", -1, &union_with);
+  AppendText(&union_with, "coll", collection);
+  bson_append_array(&union_with, "pipeline", -1, &sub_pipeline);
+  bson_append_document_end(&union_stage, &union_with);
+  bson_append_document_end(pipeline, &union_stage);
+}
+
 void AppendLiteralText(bson_t* doc, std::string_view field, std::string_view text) {
   bson_t literal;
   bson_append_document_begin(doc, field.data(), Length(field), &literal);

@@ -70,6 +70,10 @@ void AppendInt64(bson_t* doc, std::string_view field, std::int64_t value);
 void AppendNull(bson_t* doc, std::string_view field);
 void AppendBool(bson_t* doc, std::string_view field, bool value);
 void AppendDocument(bson_t* doc, std::string_view field, const bson_t& value);
+// Appends, as the pipeline stage `stage` (its index, "3"), {$unionWith: {coll: collection,
+// pipeline: sub_pipeline}}.
+void AppendUnionWith(bson_t* pipeline, std::string_view stage, std::string_view collection,
+                     const bson_t& sub_pipeline);
 // Appends {"$literal": text}: a user's string inside an aggregation expression, which would
 // otherwise read "$..." as a field path.
 void AppendLiteralText(bson_t* doc, std::string_view field, std::string_view text);

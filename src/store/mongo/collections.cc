@@ -44,6 +44,17 @@ Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& s
   return command;
 }
 
+std::optional<std::pair<std::string, std::string>> ContextAndAggregateOf(std::string_view name,
+                                                                         std::string_view prefix) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  const std::string_view rest = name.substr(prefix.size());
+  const std::size_t split = rest.find("__");
+  if (split == std::string_view::npos || split == 0 || split + 2 == rest.size()) {
+    return std::nullopt;
+  }
+  return std::pair{std::string(rest.substr(0, split)), std::string(rest.substr(split + 2))};
+}
+
 FindCommand RegistryQuery(const std::string& kind, const std::string& context) {
   FindCommand query;
   query.collection = kCollectionsRegistry;

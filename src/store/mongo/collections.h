@@ -8,6 +8,9 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +38,10 @@ FindCommand FormatRecordQuery(const std::string& name);
 UpdateCommand FormatRecordUpsert(const CollectionSpec& spec);
 Bson CreateCollectionCommand(const std::string& name);
 Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& spec);
+// The context and the aggregate type a collection named `<prefix><context>__<aggregate>` is of
+// (type names hold no '_', so the split is unambiguous); nullopt for a name not of that form.
+std::optional<std::pair<std::string, std::string>> ContextAndAggregateOf(std::string_view name,
+                                                                         std::string_view prefix);
 // The records of `context`'s collections of `kind` (their _id, the collection's name): a store's
 // registry, which the log's tail and the timers' due read go through.
 FindCommand RegistryQuery(const std::string& kind, const std::string& context);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/mongo/collections.h"
 #include "store/mongo/exact_bson.h"
 #include "wow/error.h"
 #include "wow/stream_json.h"
@@ -108,22 +109,19 @@ LogDoc ParseLogDocument(const bson_t& doc, const std::string& collection) {
   if (*kind == kOwn) return LogDoc::Own(static_cast<int>(*partition), *sequence);
   if (*kind == kSeal) return LogDoc::Seal(static_cast<int>(*partition), *sequence);
   if (*kind != kEntry) throw Malformed(collection, doc, "an unknown kind");
-  const std::string prefix = "wow_log__";
-  const std::size_t split = collection.find("__", prefix.size());
+  const auto names = ContextAndAggregateOf(collection, "wow_log__");
   const auto tenant_id = FindText(doc, "tenant_id");
   const auto id = FindText(doc, "id");
   const auto version = FindInteger(doc, "version");
   const auto request_id = FindText(doc, "request_id");
   const auto time = FindInteger(doc, "time");
   bson_t events, facts;
-  if (!collection.starts_with(prefix) || split == std::string::npos || !tenant_id || !id ||
-      !version || !request_id || !time || !FindDocument(doc, "events", &events) ||
+  if (!names || !tenant_id || !id || !version || !request_id || !time || !FindDocument(doc, "events", &events) ||
       !FindDocument(doc, "facts", &facts)) {
     throw Malformed(collection, doc, "an entry without its stream's fields");
   }
   Stream s;
-  s.ref = {collection.substr(prefix.size(), split - prefix.size()), collection.substr(split + 2),
-           std::string(*tenant_id), std::string(*id)};
+  s.ref = {names->first, names->second, std::string(*tenant_id), std::string(*id)};
   s.version = *version;
   s.request_id = *request_id;
   s.time = *time;
@@ -298,14 +296,7 @@ Bson TailPipeline(int partition, Sequence after, const std::vector<std::string>&
                                   std::to_string(after) + R"("}}}}, {"$sort": {"sequence": 1}},
         {"$limit": )" + std::to_string(limit) +
                                   R"(}, {"$set": {"_c": )" + std::to_string(i) + "}}]");
-    bson_t stage, union_with;
-    const std::string key = std::to_string(i + 1);
-    bson_append_document_begin(pipeline.get(), key.c_str(), -1, &stage);
-    bson_append_document_begin(&stage, "$unionWith", -1, &union_with);
-    AppendText(&union_with, "coll", collections[i]);
-    bson_append_array(&union_with, "pipeline", -1, sub.get());
-    bson_append_document_end(&stage, &union_with);
-    bson_append_document_end(pipeline.get(), &stage);
+    AppendUnionWith(pipeline.get(), std::to_string(i + 1), collections[i], *sub);
   }
   return pipeline;
 }
@@ -344,14 +335,7 @@ Bson HeadPipeline(int partition, const std::vector<std::string>& collections) {
   Bson pipeline = CopyBson(*highest);
   std::uint32_t stage = 4;
   for (std::size_t i = 1; i < collections.size(); ++i) {
-    const std::string key = std::to_string(stage++);
-    bson_t union_stage, union_with;
-    bson_append_document_begin(pipeline.get(), key.c_str(), -1, &union_stage);
-    bson_append_document_begin(&union_stage, "$unionWith", -1, &union_with);
-    AppendText(&union_with, "coll", collections[i]);
-    bson_append_array(&union_with, "pipeline", -1, highest.get());
-    bson_append_document_end(&union_stage, &union_with);
-    bson_append_document_end(pipeline.get(), &union_stage);
+    AppendUnionWith(pipeline.get(), std::to_string(stage++), collections[i], *highest);
   }
   const Bson last = BsonFromJson(R"({"$sort": {"sequence": -1}})");
   const Bson one = BsonFromJson(R"({"$limit": 1})");

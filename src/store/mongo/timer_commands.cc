@@ -1,5 +1,6 @@
 #include "store/mongo/timer_commands.h"
 
+#include "store/mongo/collections.h"
 #include "wow/error.h"
 
 namespace wow::mongo {
@@ -63,14 +64,7 @@ Bson RegistryUnion(const std::string& context, const std::vector<std::string>& c
     const Bson tag = BsonFromJson(R"({"$set": {"_c": )" + std::to_string(i) + "}}");
     bson_append_document(sub.get(), std::to_string(bson_count_keys(sub.get())).c_str(), -1,
                          tag.get());
-    bson_t union_stage, union_with;
-    const std::string key = std::to_string(i + 2);
-    bson_append_document_begin(pipeline.get(), key.c_str(), -1, &union_stage);
-    bson_append_document_begin(&union_stage, "$unionWith", -1, &union_with);
-    AppendText(&union_with, "coll", collections[i]);
-    bson_append_array(&union_with, "pipeline", -1, sub.get());
-    bson_append_document_end(&union_stage, &union_with);
-    bson_append_document_end(pipeline.get(), &union_stage);
+    AppendUnionWith(pipeline.get(), std::to_string(i + 2), collections[i], *sub);
   }
   return pipeline;
 }
@@ -281,8 +275,7 @@ BulkOperation SettleOperation(const TimerChange& change) {
 }
 
 Timer ParseTimer(const bson_t& doc, const std::string& collection) {
-  const std::string prefix = "wow_timer__";
-  const std::size_t split = collection.find("__", prefix.size());
+  const auto names = ContextAndAggregateOf(collection, "wow_timer__");
   const auto partition = FindInteger(doc, "partition");
   const auto tenant_id = FindText(doc, "owner.tenant_id");
   const auto id = FindText(doc, "owner.id");
@@ -299,15 +292,14 @@ Timer ParseTimer(const bson_t& doc, const std::string& collection) {
   const auto max_backoff_ms = FindInteger(doc, "rule.max_backoff_ms");
   const auto state = FindText(doc, "state");
   const auto attempt = FindInteger(doc, "attempt");
-  if (!collection.starts_with(prefix) || split == std::string::npos || !partition ||
+  if (!names || !partition ||
       !tenant_id || !id || !key || !timer_id || !version || !due_at || !target ||
       !command_type || !body || !rule_type || !max_attempts || !backoff_ms || !max_backoff_ms ||
       !state || !attempt) {
     throw Malformed(collection, doc, "a field is missing or of another type");
   }
   Timer t;
-  t.owner = {collection.substr(prefix.size(), split - prefix.size()), collection.substr(split + 2),
-             std::string(*tenant_id), std::string(*id)};
+  t.owner = {names->first, names->second, std::string(*tenant_id), std::string(*id)};
   t.key = *key;
   t.partition = static_cast<int>(*partition);
   t.timer_id = *timer_id;
