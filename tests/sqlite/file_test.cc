@@ -232,7 +232,8 @@ TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 2;"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("format 3 only"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("reads format 4 (and migrates format 3) only"), std::string::npos)
+      << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
 }
 
