@@ -148,6 +148,41 @@ TEST_F(SqliteDamageTest, AFileOfFormat3IsMigratedItsStreamsGettingTheirChecksums
   EXPECT_EQ(report.streams, 6u);
 }
 
+TEST_F(SqliteDamageTest, AFileOfFormat3OpenedReadOnlyIsRefusedAndLeftUnchanged) {
+  Fill(2);
+  {
+    RawDb raw(path_);
+    raw.Exec(std::string("ALTER TABLE ") + kLogTable + " DROP COLUMN checksum");
+    raw.Exec("UPDATE wow_tables SET format = 3; UPDATE wow_format SET version = 3");
+  }
+  const std::string before = FileBytes(path_);
+  SqliteOptions read_only;
+  read_only.read_only = true;
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_, read_only); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
+  EXPECT_NE(failure->message.find("open it writable once"), std::string::npos)
+      << failure->message;
+  EXPECT_EQ(FileBytes(path_), before);
+}
+
+TEST_F(SqliteDamageTest, AReadOnlyDatabaseReadsAndRefusesEveryWrite) {
+  Fill(3);
+  SqliteOptions read_only;
+  read_only.read_only = true;
+  auto db = OpenSqliteDatabase(path_, read_only);
+  auto log = OpenLog(db);
+  EXPECT_EQ(log->Read(Ref("b1"), 1, 9).size(), 1u);
+  auto timers = NewSqliteTimerStore(db, kContext, kPartitions);  // the count is recorded
+  const auto append = FailureOf([&] { log->Append(MakeStream(Ref("b1"), 2)); });
+  ASSERT_TRUE(append.has_value());
+  EXPECT_EQ(append->code, ErrorCode::kFailedPrecondition) << append->message;
+  EXPECT_NE(append->message.find("read-only"), std::string::npos) << append->message;
+  EXPECT_EQ(FailureOf([&] { log->CommitCheckpoint(0, "s", 1); })->code,
+            ErrorCode::kFailedPrecondition);
+  EXPECT_TRUE(CheckSqliteDatabase(db).ok());
+}
+
 TEST_F(SqliteDamageTest, TheCheckOfASoundFileFindsNothingAndCountsWhatItRead) {
   Fill(20);
   auto db = OpenSqliteDatabase(path_);

@@ -141,8 +141,9 @@ CREATE INDEX IF NOT EXISTS )sql" +
 
 }  // namespace
 
-Schema::Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout)
-    : path_(std::move(path)), writer_(writer) {
+Schema::Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout,
+               bool read_only)
+    : path_(std::move(path)), writer_(writer), read_only_(read_only) {
   // While another process turns the same new file to WAL or creates its tables, SQLite reports
   // some moments as SQLITE_BUSY without calling the busy handler: retry until busy_timeout.
   const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
@@ -238,6 +239,19 @@ void Schema::CheckAndInitialize() {
     }
   }
 
+  if (read_only_) {
+    if (!has_format) {
+      refuse("has no Wow format record (it is empty, or not Wow's); opened read-only, it was not "
+             "initialized: open it writable once (wow init, or the service)");
+    }
+    if (migrate) {
+      refuse("is in Wow SQLite format " + std::to_string(kMigratedFormatVersion) +
+             ", which a writable open migrates to format " + std::to_string(kFormatVersion) +
+             "; opened read-only, it was not changed: open it writable once (start the service "
+             "on it), then again");
+    }
+    return;
+  }
   auto journal_mode = [&](const char* pragma) {
     Query q(w, pragma);
     return q.Step() ? q.Text(0) : std::string();

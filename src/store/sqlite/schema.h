@@ -77,11 +77,14 @@ class Schema {
   // file whose header or registry is damaged (Error(kDataLoss): a Wow file whose application_id
   // is not Wow's, a registered table missing); then switches it to WAL mode, migrates a file of
   // format kMigratedFormatVersion (in one write transaction: each log row gets its checksum), and
-  // writes the core tables and the format record when the file has none. Retries for up to `busy_timeout` while another process initializes the same new file
+  // writes the core tables and the format record when the file has none. When `read_only`, it
+  // writes nothing: a file without a format record, or one to migrate, is refused
+  // (Error(kFailedPrecondition)). Retries for up to `busy_timeout` while another process initializes the same new file
   // (SQLite reports some of those moments as SQLITE_BUSY without calling the busy handler); throws
   // the SQLite failure after that, as for any other. `path` names the file in messages. `writer`
   // outlives the Schema: TableExists tells it from the readers.
-  Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout);
+  Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout,
+         bool read_only);
   Schema(const Schema&) = delete;
   Schema& operator=(const Schema&) = delete;
 
@@ -113,6 +116,7 @@ class Schema {
 
   const std::string path_;
   Connection& writer_;
+  const bool read_only_;
 
   std::mutex tables_mutex_;
   std::set<std::string> existing_tables_;  // committed (tables are never dropped); by readers
