@@ -158,10 +158,16 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
   return Run(kind, route.action, ref, command, key, name);
 }
 
-// 200 while the store answers reads and no key incident happened; 503 naming the last incident
-// otherwise (two aggregates may hold one key: an operator must look).
+// 200 while the store answers reads and neither damage nor a key incident was found; 503 naming
+// the last damage (what was read cannot be trusted: restore the file) or the last incident (two
+// aggregates may hold one key) otherwise: an operator must look.
 HttpReply CatalogHandlers::Health() {
   processor_.log().Head(0);  // the store answers reads
+  if (const std::uint64_t damage = wow::DataLossCount(); damage > 0) {
+    return JsonReply(503, json{{"status", "data_loss"},
+                               {"data_loss", damage},
+                               {"last", wow::LastDataLoss().value_or("")}});
+  }
   if (const std::uint64_t incidents = wow::KeyIncidentCount(); incidents > 0) {
     const std::optional<wow::KeyIncident> last = wow::LastKeyIncident();
     return JsonReply(503, json{{"status", "key_incident"},
