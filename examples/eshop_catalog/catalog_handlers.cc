@@ -109,13 +109,13 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
     default:
       break;
   }
-  if (!IsIdentifier(route.tenant, kMaxTenantBytes)) {
+  if (!wow::IsUnreservedId(route.tenant, kMaxTenantBytes)) {
     return ErrorReply(400, "INVALID_TENANT",
                       "a tenant is 1 to " + std::to_string(kMaxTenantBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
   }
   if (route.action != Action::kCreate && route.action != Action::kLookup &&
-      !IsIdentifier(route.id, kMaxIdBytes)) {
+      !wow::IsUnreservedId(route.id, kMaxIdBytes)) {
     return ErrorReply(400, "INVALID_ID",
                       "an id is 1 to " + std::to_string(kMaxIdBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");

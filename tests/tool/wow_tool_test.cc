@@ -780,6 +780,36 @@ TEST_F(MigrateDataTest, PrintsASummaryAndExitsZeroWhenEveryLineWasFine) {
   EXPECT_THAT(result.out, Not(HasSubstr("\r")));  // no progress bar off a terminal
 }
 
+TEST_F(MigrateDataTest, OwnerIdsAndKeysTheServiceRefusesAreBadLinesNotImported) {
+  Log();
+  const std::string file = WriteExport({
+      R"({"_id": "slash", "value": {"id": "a/b"}})",
+      R"({"_id": "control", "value": {"id": "a\u0007b"}})",
+      R"({"_id": "uuid", "value": {"id": {"$uuid": "not-a-uuid"}}})",
+      R"({"_id": "long", "value": {"id": {"$numberLong": "99999999999999999999"}}})",
+      R"({"_id": "int", "value": {"id": {"$numberInt": "2147483648"}}})",
+      R"({"_id": "oid", "value": {"id": {"$oid": "xyz"}}})",
+      R"({"_id": "bell\u0007", "value": {"id": "b-1"}})",
+      R"({"_id": "c1\u009b", "value": {"id": "b-1"}})",
+      R"({"_id": "good-uuid", "value": {"id": {"$uuid": "123e4567-e89b-12d3-a456-426614174000"}}})",
+      R"({"_id": "good-long", "value": {"id": {"$numberLong": "-9223372036854775808"}}})",
+  });
+  Result result = Run(KeysArgs(file));
+  EXPECT_EQ(result.exit_code, 4) << result.out << result.err;
+  EXPECT_THAT(result.out, HasSubstr("imported           2"));
+  EXPECT_THAT(result.out, HasSubstr("bad lines          8"));
+  for (const char* why :
+       {"line 1: bad line", "\"a/b\" is not 1 to 128 characters", "line 2: bad line",
+        "a\\x07b", "line 3: bad line", "not a UUID", "line 4: bad line", "not a 64-bit integer",
+        "line 5: bad line", "not a 32-bit integer", "line 6: bad line", "not 24 hex digits",
+        "line 7: bad line", "has a control character", "line 8: bad line"}) {
+    EXPECT_THAT(result.err, HasSubstr(why));
+  }
+  std::vector<std::string> keys;
+  for (const Reservation& r : All()) keys.push_back(r.key);
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre("good-uuid", "good-long"));
+}
+
 TEST_F(MigrateDataTest, ReadsTheOwnerAtADottedPathIntoTheOwnersTenant) {
   Log();
   const std::string file = WriteExport({
