@@ -58,10 +58,13 @@ namespace wow {
 class SqliteDatabase;
 
 // Opens the database file at `path`, creating it (but not its directory) when missing; switches
-// it to WAL mode, and checks its format record, or writes one in a new file.
+// it to WAL mode, and checks its format record, or writes one in a new file; migrates a file of
+// the previous format (each stream gets its checksum). Under options.read_only it writes nothing
+// (see SqliteOptions::read_only).
 // Throws wow::Error, leaving the file as it was, when:
 //   kPermissionDenied    the path cannot be opened or created, or the file is read-only
-//   kDataLoss            the file is not a SQLite database, or it is corrupt
+//   kDataLoss            the file is not a SQLite database, or it is corrupt, or its header's
+//                        application_id or its registry of tables is damaged
 //   kFailedPrecondition  the file is in another format of this backend, or another application's
 //   kUnavailable         another process holds the file's lock longer than busy_timeout
 //   kInvalidArgument     the options are out of range
