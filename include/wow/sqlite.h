@@ -65,7 +65,8 @@ class SqliteDatabase;
 //   kPermissionDenied    the path cannot be opened or created, or the file is read-only
 //   kDataLoss            the file is not a SQLite database, or it is corrupt, or its header's
 //                        application_id or its registry of tables is damaged
-//   kFailedPrecondition  the file is in another format of this backend, or another application's
+//   kFailedPrecondition  the path is not a regular file (a directory, a device such as /dev/null),
+//                        the file is in another format of this backend, or another application's
 //   kUnavailable         another process holds the file's lock longer than busy_timeout
 //   kInvalidArgument     the options are out of range
 // A file in another format of this backend is refused with a message naming both formats.

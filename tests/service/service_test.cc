@@ -8,13 +8,13 @@
 #include <barrier>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "catalog.h"
 #include "service_process.h"
+#include "support/damage.h"
 #include "support/temp_dir.h"
 #include "wow/name_key.h"
 
@@ -573,24 +573,12 @@ TEST_F(CatalogService, ItRefusesAnotherPartitionCountAndABusyPortAndKeepsAFilesC
   EXPECT_EQ(Send(second.port(), "POST", "/tenants/acme/brands", NameBody("x").dump()).status, 201);
 }
 
-// Flips one bit of the first copy of `text` in the file at `path`; false when it holds none.
-bool FlipABitOf(const std::string& path, const std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  in.close();
-  const std::size_t at = bytes.find(text);
-  if (at == std::string::npos) return false;
-  bytes[at + text.size() / 2] = static_cast<char>(bytes[at + text.size() / 2] ^ 0x04);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  return true;
-}
-
 TEST_F(CatalogService, ADamagedBrandIs500DataLossAndTheServiceReportsItselfUnhealthy) {
   const std::string damaged = CreateOk("Northwind");
   const std::string sound = CreateOk("Contoso");
   service_->Signal(SIGTERM);
   ASSERT_TRUE(service_->Wait(milliseconds(30'000)).has_value());
-  ASSERT_TRUE(FlipABitOf(db(), "Northwind"));
+  ASSERT_TRUE(testing_support::FlipABitOf(db(), "Northwind"));
   service_ = std::make_unique<ServiceProcess>(db());
   ASSERT_GT(port(), 0) << service_->Log();
   EXPECT_EQ(Send(port(), "GET", "/healthz").status, 200);  // nothing damaged read yet

@@ -28,6 +28,13 @@ class SqliteDamageTest : public ::testing::Test {
     }
   }
 
+  // The file as format 3 wrote it: log tables without the checksum column.
+  void MakeFormat3() {
+    RawDb raw(path_);
+    raw.Exec(std::string("ALTER TABLE ") + kLogTable + " DROP COLUMN checksum");
+    raw.Exec("UPDATE wow_tables SET format = 3; UPDATE wow_format SET version = 3");
+  }
+
   // The log of the file, opened.
   std::unique_ptr<EventLog> OpenLog(const std::shared_ptr<SqliteDatabase>& db) {
     auto log = NewSqliteEventLog(db, kContext, clock_);
@@ -122,12 +129,7 @@ TEST_F(SqliteDamageTest, ARegisteredTableTheFileLacksIsRefusedAsDamaged) {
 
 TEST_F(SqliteDamageTest, AFileOfFormat3IsMigratedItsStreamsGettingTheirChecksums) {
   Fill(5);
-  {
-    // The file as format 3 wrote it: log tables without the checksum column.
-    RawDb raw(path_);
-    raw.Exec(std::string("ALTER TABLE ") + kLogTable + " DROP COLUMN checksum");
-    raw.Exec("UPDATE wow_tables SET format = 3; UPDATE wow_format SET version = 3");
-  }
+  MakeFormat3();
   auto db = OpenSqliteDatabase(path_);
   {
     RawDb raw(path_);
@@ -150,11 +152,7 @@ TEST_F(SqliteDamageTest, AFileOfFormat3IsMigratedItsStreamsGettingTheirChecksums
 
 TEST_F(SqliteDamageTest, AFileOfFormat3OpenedReadOnlyIsRefusedAndLeftUnchanged) {
   Fill(2);
-  {
-    RawDb raw(path_);
-    raw.Exec(std::string("ALTER TABLE ") + kLogTable + " DROP COLUMN checksum");
-    raw.Exec("UPDATE wow_tables SET format = 3; UPDATE wow_format SET version = 3");
-  }
+  MakeFormat3();
   const std::string before = FileBytes(path_);
   SqliteOptions read_only;
   read_only.read_only = true;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/damage.h"
 #include "support/temp_dir.h"
 #include "wow/event_log.h"
 #include "wow/model.h"
@@ -1014,16 +1015,6 @@ TEST_F(MigrateDataTest, DrawsAProgressBarOnATerminal) {
 // ---------------------------------------------------------------------------------------------
 // check, and the read-only commands
 
-// Flips one bit of the first copy of `text` in the file at `path`; false when it holds none.
-bool FlipABitOf(const std::string& path, const std::string& text) {
-  std::string bytes = ReadFile(path);
-  const std::size_t at = bytes.find(text);
-  if (at == std::string::npos) return false;
-  bytes[at + text.size() / 2] = static_cast<char>(bytes[at + text.size() / 2] ^ 0x04);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  return true;
-}
-
 TEST_F(WowToolTest, CheckReportsASoundFileAndExitsZero) {
   auto log = Log();
   Append(*log, MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", R"({"name":"Contoso"})"));
@@ -1043,7 +1034,7 @@ TEST_F(WowToolTest, CheckFindsAFlippedBitOfAStreamAndExitsFive) {
   Append(*log, MakeStream(Brand("acme", "b-2"), 1, "BrandCreated", R"({"name":"Northwind"})"));
   log.reset();
   db_handle_.reset();  // the last connection folds the log into the file
-  ASSERT_TRUE(FlipABitOf(db_, "Northwind"));
+  ASSERT_TRUE(testing_support::FlipABitOf(db_, "Northwind"));
   Result text = Run({"check"});
   EXPECT_EQ(text.exit_code, 5) << text.out << text.err;
   EXPECT_THAT(text.out, HasSubstr("eshop-catalog/brand/acme/b-2 at version 1"));

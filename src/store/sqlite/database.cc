@@ -1,5 +1,6 @@
 #include "store/sqlite/database.h"
 
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -36,6 +37,15 @@ const SqliteOptions& Checked(const std::string& path, const SqliteOptions& optio
     return "SqliteOptions::max_group_commit must be at least 1, got " +
            std::to_string(options.max_group_commit);
   });
+  // SQLite would open a device or a FIFO, and leave its journal beside it (/dev/null-journal).
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "SQLite database \"" + path +
+                    "\" is not a regular file (a directory, a device or a FIFO); name a database "
+                    "file, or a path where one may be created");
+  }
   return options;
 }
 
