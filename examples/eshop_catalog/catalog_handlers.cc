@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,34 @@ namespace {
 
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
+
+// Logs failed requests at most once a second: a full disk or a locked file fails every request
+// alike, and a line each would flood the log. A line logged after a quiet spell says how many
+// failures it left out.
+void LogFailure(std::string_view message) {
+  static std::mutex mutex;
+  static SteadyClock::time_point last_logged;  // guarded by mutex
+  static std::uint64_t left_out = 0;           // guarded by mutex
+  std::uint64_t skipped = 0;
+  {
+    std::lock_guard lock(mutex);
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (last_logged != SteadyClock::time_point{} && now - last_logged < std::chrono::seconds(1)) {
+      ++left_out;
+      return;
+    }
+    last_logged = now;
+    skipped = left_out;
+    left_out = 0;
+  }
+  if (skipped == 0) {
+    spdlog::error("request failed: {}", message);
+  } else {
+    spdlog::error("request failed: {} ({} more failed requests were not logged: at most one "
+                  "line a second)",
+                  message, skipped);
+  }
+}
 
 // The name of the event `record` (a BrandCreated, CategoryRenamed, ... body); "" without one.
 std::string NameOf(const wow::EventRecord& record) {
@@ -386,7 +415,7 @@ HttpReply CatalogHandlers::FromError(const wow::Error& e) {
       reply = ErrorReply(500, code, e.what());
       break;
   }
-  spdlog::error("request failed: {} {}", code, e.what());
+  LogFailure(e.what());  // "CODE: what failed and what to do"
   return reply;
 }
 
