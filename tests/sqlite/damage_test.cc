@@ -28,6 +28,18 @@ class SqliteDamageTest : public ::testing::Test {
     }
   }
 
+  // Opening the file with `options` fails with `code`, its message holding `text`, and leaves the
+  // file as it was.
+  void ExpectRefusedUnchanged(const SqliteOptions& options, ErrorCode code,
+                              const std::string& text) {
+    const std::string before = FileBytes(path_);
+    const auto failure = FailureOf([&] { OpenSqliteDatabase(path_, options); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->code, code) << failure->message;
+    EXPECT_NE(failure->message.find(text), std::string::npos) << failure->message;
+    EXPECT_EQ(FileBytes(path_), before);
+  }
+
   // The file as format 3 wrote it: log tables without the checksum column.
   void MakeFormat3() {
     RawDb raw(path_);
@@ -109,13 +121,7 @@ TEST_F(SqliteDamageTest, EveryColumnOfAStreamIsCoveredByItsChecksum) {
 TEST_F(SqliteDamageTest, AWowFileWhoseHeaderIsNotWowsIsRefusedAsDamagedAndLeftUnchanged) {
   Fill(1);
   RawDb(path_).Exec("PRAGMA application_id = 12345");
-  const std::string before = FileBytes(path_);
-  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_); });
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_EQ(failure->code, ErrorCode::kDataLoss) << failure->message;
-  EXPECT_NE(failure->message.find("application_id is 12345"), std::string::npos)
-      << failure->message;
-  EXPECT_EQ(FileBytes(path_), before);
+  ExpectRefusedUnchanged({}, ErrorCode::kDataLoss, "application_id is 12345");
 }
 
 TEST_F(SqliteDamageTest, ARegisteredTableTheFileLacksIsRefusedAsDamaged) {
@@ -153,15 +159,9 @@ TEST_F(SqliteDamageTest, AFileOfFormat3IsMigratedItsStreamsGettingTheirChecksums
 TEST_F(SqliteDamageTest, AFileOfFormat3OpenedReadOnlyIsRefusedAndLeftUnchanged) {
   Fill(2);
   MakeFormat3();
-  const std::string before = FileBytes(path_);
   SqliteOptions read_only;
   read_only.read_only = true;
-  const auto failure = FailureOf([&] { OpenSqliteDatabase(path_, read_only); });
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
-  EXPECT_NE(failure->message.find("open it writable once"), std::string::npos)
-      << failure->message;
-  EXPECT_EQ(FileBytes(path_), before);
+  ExpectRefusedUnchanged(read_only, ErrorCode::kFailedPrecondition, "open it writable once");
 }
 
 TEST_F(SqliteDamageTest, AReadOnlyDatabaseReadsAndRefusesEveryWrite) {
