@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,34 @@ namespace {
 
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
+
+// Logs failed requests at most once a second: a full disk or a locked file fails every request
+// alike, and a line each would flood the log. A line logged after a quiet spell says how many
+// failures it left out.
+void LogFailure(std::string_view message) {
+  static std::mutex mutex;
+  static SteadyClock::time_point last_logged;  // guarded by mutex
+  static std::uint64_t left_out = 0;           // guarded by mutex
+  std::uint64_t skipped = 0;
+  {
+    std::lock_guard lock(mutex);
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (last_logged != SteadyClock::time_point{} && now - last_logged < std::chrono::seconds(1)) {
+      ++left_out;
+      return;
+    }
+    last_logged = now;
+    skipped = left_out;
+    left_out = 0;
+  }
+  if (skipped == 0) {
+    spdlog::error("request failed: {}", message);
+  } else {
+    spdlog::error("request failed: {} ({} more failed requests were not logged: at most one "
+                  "line a second)",
+                  message, skipped);
+  }
+}
 
 // The name of the event `record` (a BrandCreated, CategoryRenamed, ... body); "" without one.
 std::string NameOf(const wow::EventRecord& record) {
@@ -109,13 +138,13 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
     default:
       break;
   }
-  if (!IsIdentifier(route.tenant, kMaxTenantBytes)) {
+  if (!wow::IsUnreservedId(route.tenant, kMaxTenantBytes)) {
     return ErrorReply(400, "INVALID_TENANT",
                       "a tenant is 1 to " + std::to_string(kMaxTenantBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
   }
   if (route.action != Action::kCreate && route.action != Action::kLookup &&
-      !IsIdentifier(route.id, kMaxIdBytes)) {
+      !wow::IsUnreservedId(route.id, kMaxIdBytes)) {
     return ErrorReply(400, "INVALID_ID",
                       "an id is 1 to " + std::to_string(kMaxIdBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
@@ -158,10 +187,16 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
   return Run(kind, route.action, ref, command, key, name);
 }
 
-// 200 while the store answers reads and no key incident happened; 503 naming the last incident
-// otherwise (two aggregates may hold one key: an operator must look).
+// 200 while the store answers reads and neither damage nor a key incident was found; 503 naming
+// the last damage (what was read cannot be trusted: restore the file) or the last incident (two
+// aggregates may hold one key) otherwise: an operator must look.
 HttpReply CatalogHandlers::Health() {
   processor_.log().Head(0);  // the store answers reads
+  if (const std::uint64_t damage = wow::DataLossCount(); damage > 0) {
+    return JsonReply(503, json{{"status", "data_loss"},
+                               {"data_loss", damage},
+                               {"last", wow::LastDataLoss().value_or("")}});
+  }
   if (const std::uint64_t incidents = wow::KeyIncidentCount(); incidents > 0) {
     const std::optional<wow::KeyIncident> last = wow::LastKeyIncident();
     return JsonReply(503, json{{"status", "key_incident"},
@@ -380,7 +415,7 @@ HttpReply CatalogHandlers::FromError(const wow::Error& e) {
       reply = ErrorReply(500, code, e.what());
       break;
   }
-  spdlog::error("request failed: {} {}", code, e.what());
+  LogFailure(e.what());  // "CODE: what failed and what to do"
   return reply;
 }
 

@@ -52,7 +52,8 @@ class CatalogHandlers {
   HttpReply Serve(const Route& route, std::string_view body,
                   std::optional<std::string_view> idempotency_key);
 
-  // The reply to an error a handler threw: 400, 409, 503, 507 or 500 by its code (logged).
+  // The reply to an error a handler threw: 400, 409, 503, 507 or 500 by its code; a failure but
+  // a refused input is logged, at most one line a second (each saying how many it left out).
   static HttpReply FromError(const wow::Error& e);
 
  private:

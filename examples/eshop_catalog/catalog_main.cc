@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   try {
     return Run(flags);
   } catch (const wow::Error& e) {
-    spdlog::critical("{}: {}", wow::ErrorCodeName(e.code()), e.what());
+    spdlog::critical("{}", e.what());  // "CODE: what failed and what to do"
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
   }

@@ -26,16 +26,6 @@ std::optional<std::string> PercentDecode(std::string_view s) {
   return out;
 }
 
-bool IsIdentifier(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '~' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool IsValidIdempotencyKey(std::string_view key) {
   if (key.empty() || key.size() > kMaxIdempotencyKeyBytes) return false;
   for (char c : key) {

@@ -11,7 +11,8 @@
 
 namespace eshop {
 
-// The longest tenant and aggregate id a route takes; both are 1 or more of [A-Za-z0-9._~-].
+// The longest tenant and aggregate id a route takes; both are 1 or more of [A-Za-z0-9._~-]
+// (wow::IsUnreservedId).
 inline constexpr std::size_t kMaxTenantBytes = 64;
 inline constexpr std::size_t kMaxIdBytes = 128;
 // The longest Idempotency-Key: 1 or more visible ASCII characters (0x21 to 0x7e).
@@ -21,8 +22,6 @@ inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
 // two hex digits). '+' stays '+': this is a path, not a form. The result may hold any byte.
 std::optional<std::string> PercentDecode(std::string_view s);
 
-// Whether `s` is 1 to `max` characters of [A-Za-z0-9._~-], the characters of a tenant or an id.
-bool IsIdentifier(std::string_view s, std::size_t max);
 
 // Whether `key` is 1 to kMaxIdempotencyKeyBytes visible ASCII characters (0x21 to 0x7e).
 bool IsValidIdempotencyKey(std::string_view key);

@@ -208,6 +208,10 @@ std::string ServiceMetrics::Render() const {
          "Confirmations that found another aggregate holding the key (see /healthz); 0 unless a "
          "uniqueness promise broke.");
   out += fmt::format("wow_key_incidents_total {}\n", wow::KeyIncidentCount());
+  Header(out, "wow_data_loss_total", "counter",
+         "Reads that found the store's data damaged (a stream failing its checksum; see /healthz); "
+         "0 unless the file is damaged.");
+  out += fmt::format("wow_data_loss_total {}\n", wow::DataLossCount());
   if (store_metrics_) {
     for (const wow::StoreMetric& metric : store_metrics_()) {
       Header(out, metric.name, metric.counter ? "counter" : "gauge", metric.help);

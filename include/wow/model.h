@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -57,6 +58,10 @@ std::ostream& operator<<(std::ostream& out, const AggregateRef& ref);
 // these names, so the rule keeps every backend's names valid and distinct. `what` names the
 // argument in the message ("context", "aggregate type").
 void ValidateTypeName(std::string_view name, std::string_view what);
+
+// Whether `s` is 1 to `max` characters of [A-Za-z0-9._~-] (RFC 3986's unreserved characters):
+// an id or tenant that a URL path segment, a log line and a terminal hold as it is.
+bool IsUnreservedId(std::string_view s, std::size_t max);
 
 // Throws Error(kInvalidArgument) unless `ref` names a valid context and aggregate type, a tenant of
 // at most 256 bytes and a non-empty id of at most 256 bytes.

@@ -29,15 +29,21 @@
 // A failed write changes nothing: its transaction is rolled back (except after a failed sync, whose
 // writes committed but may not be on disk).
 //
+// Damage: every stream is stored with a checksum, checked on every read; a stream that fails it is
+// Error(kDataLoss) naming the stream, reported through wow/incidents.h. CheckSqliteDatabase
+// checks a whole file.
+//
 // Thread-safety: SqliteDatabase and every store built on it are safe for concurrent use. Do not
 // carry an open SqliteDatabase across fork(): open it in the child.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "wow/event_log.h"
 #include "wow/model.h"
@@ -52,11 +58,15 @@ namespace wow {
 class SqliteDatabase;
 
 // Opens the database file at `path`, creating it (but not its directory) when missing; switches
-// it to WAL mode, and checks its format record, or writes one in a new file.
+// it to WAL mode, and checks its format record, or writes one in a new file; migrates a file of
+// the previous format (each stream gets its checksum). Under options.read_only it writes nothing
+// (see SqliteOptions::read_only).
 // Throws wow::Error, leaving the file as it was, when:
 //   kPermissionDenied    the path cannot be opened or created, or the file is read-only
-//   kDataLoss            the file is not a SQLite database, or it is corrupt
-//   kFailedPrecondition  the file is in another format of this backend, or another application's
+//   kDataLoss            the file is not a SQLite database, or it is corrupt, or its header's
+//                        application_id or its registry of tables is damaged
+//   kFailedPrecondition  the path is not a regular file (a directory, a device such as /dev/null),
+//                        the file is in another format of this backend, or another application's
 //   kUnavailable         another process holds the file's lock longer than busy_timeout
 //   kInvalidArgument     the options are out of range
 // A file in another format of this backend is refused with a message naming both formats.
@@ -114,5 +124,29 @@ std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> 
 // The contexts whose logs or timers `db` holds, with their partition counts, by name; for tools.
 // Throws wow::Error as a read of the file fails, or Error(kInvalidArgument) for a null db.
 std::map<std::string, int> SqliteContexts(const std::shared_ptr<SqliteDatabase>& db);
+
+// What CheckSqliteDatabase found: nothing wrong when `problems` is empty.
+struct SqliteCheckReport {
+  // One sentence per problem, naming the table, the stream or the key; at most the
+  // max_problems asked for (problem_count says how many were found).
+  std::vector<std::string> problems;
+  std::uint64_t problem_count = 0;
+  std::uint64_t streams = 0;  // log rows read, each one's checksum checked and decoded
+  std::uint64_t keys = 0;     // keys confirmed at a stream's version, each looked up in its stream
+
+  bool ok() const { return problem_count == 0; }
+};
+
+// Checks the whole file `db` is open on, in one read transaction on a reader connection (so the
+// processes writing to the file go on; the write-ahead log grows meanwhile, as a checkpoint cannot
+// copy past a running read): SQLite's integrity check, then, for every context, each stream's
+// checksum and decoding, each partition's sequences gapless from 1 to its last, each aggregate's
+// versions gapless from 1 and in log order in the partition its id maps to, and each key
+// confirmed at a stream's version held by that stream's reserved keys. Returns what it found;
+// damage is a value, never thrown. Throws wow::Error when the file cannot be read at all (as any
+// read). Holds every stream's position in memory (8 bytes each) while it runs.
+// REQUIRES: db is not null; max_problems >= 1.
+SqliteCheckReport CheckSqliteDatabase(const std::shared_ptr<SqliteDatabase>& db,
+                                      std::size_t max_problems = 100);
 
 }  // namespace wow

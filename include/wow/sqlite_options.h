@@ -25,6 +25,16 @@ struct SqliteOptions {
   // The most appends (streams) one transaction batches when threads append concurrently; an
   // AppendAll is never split, however many streams it holds. REQUIRES: >= 1.
   int max_group_commit = 256;
+  // Opens the file read-only (SQLITE_OPEN_READONLY), for tools that only look: nothing is ever
+  // written to it, so a file the process may only read opens, and a write-ahead log left by a
+  // crashed writer stays as it is for the next writer to recover. Every write (an append, a
+  // reservation, a timer, a lease, a checkpoint, Create) throws Error(kFailedPrecondition). A
+  // file that needs a writer first is refused with Error(kFailedPrecondition): a missing file, one
+  // without a Wow format record, one of format 3 (a writable open migrates it). SQLite needs the
+  // file's -wal and -shm files to exist or be creatable by the process; when it creates them, they
+  // stay after it closes (a read-only connection cannot fold the log into the file and delete
+  // them; the next writer does).
+  bool read_only = false;
 };
 
 }  // namespace wow

@@ -11,6 +11,8 @@ namespace {
 std::atomic<std::uint64_t> incident_count{0};
 std::mutex last_mutex;
 std::optional<KeyIncident> last_incident;  // guarded by last_mutex
+std::atomic<std::uint64_t> data_loss_count{0};
+std::optional<std::string> last_data_loss;  // guarded by last_mutex
 
 }  // namespace
 
@@ -37,6 +39,21 @@ std::uint64_t KeyIncidentCount() { return incident_count.load(std::memory_order_
 std::optional<KeyIncident> LastKeyIncident() {
   std::lock_guard lock(last_mutex);
   return last_incident;
+}
+
+void ReportDataLoss(const std::string& description) {
+  {
+    std::lock_guard lock(last_mutex);
+    last_data_loss = description;
+  }
+  data_loss_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t DataLossCount() { return data_loss_count.load(std::memory_order_relaxed); }
+
+std::optional<std::string> LastDataLoss() {
+  std::lock_guard lock(last_mutex);
+  return last_data_loss;
 }
 
 }  // namespace wow

@@ -100,4 +100,14 @@ std::string NewId() {
   return std::string(text.data(), 32);
 }
 
+bool IsUnreservedId(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '~' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace wow

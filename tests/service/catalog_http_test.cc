@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <atomic>
+#include <sstream>
 
 #include "catalog.h"
 #include "wow/incidents.h"
@@ -153,6 +157,51 @@ TEST_F(CatalogHttpInProcess, HealthzSaysSoOnceAKeyIncidentHappened) {
   const HttpReply metrics = http_->Handle("GET", "/metrics", "", std::nullopt);
   EXPECT_NE(metrics.body.find("\nwow_key_incidents_total "), std::string::npos);
   EXPECT_EQ(metrics.body.find("\nwow_key_incidents_total 0\n"), std::string::npos);
+}
+
+// The memory log, its appends failing as on a full disk.
+class FullDisk : public wow::EventLogWrapper {
+ public:
+  using EventLogWrapper::EventLogWrapper;
+  wow::AppendResult Append(const wow::Stream&) override {
+    throw wow::Error(wow::ErrorCode::kResourceExhausted, "the disk is full");
+  }
+  std::vector<wow::AppendResult> AppendAll(const std::vector<wow::Stream>&) override {
+    throw wow::Error(wow::ErrorCode::kResourceExhausted, "the disk is full");
+  }
+};
+
+TEST(CatalogHttpFailures, FailedRequestsAreLoggedAtMostOnceASecond) {
+  std::ostringstream out;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out)));
+  auto clock = std::make_shared<wow::ManualClock>();
+  auto log = std::make_shared<FullDisk>(
+      std::shared_ptr<wow::EventLog>(wow::NewMemoryEventLog(std::string(kContext), clock)));
+  log->Create(4);
+  wow::CommandProcessor processor(log, wow::NewMemoryReservationStore(clock), clock);
+  processor.Register(BrandType());
+  CatalogHttp http(processor, std::make_shared<ServiceMetrics>());
+  const auto start = std::chrono::steady_clock::now();
+  constexpr int kRequests = 200;
+  for (int i = 0; i < kRequests; ++i) {
+    const HttpReply reply = http.Handle(
+        "POST", "/tenants/acme/brands", R"({"name": "N)" + std::to_string(i) + "\"}", std::nullopt);
+    ASSERT_EQ(reply.status, 507) << reply.body;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  spdlog::set_default_logger(previous);
+  const std::string text = out.str();
+  std::size_t lines = 0;
+  for (std::size_t at = text.find("request failed"); at != std::string::npos;
+       at = text.find("request failed", at + 1)) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, static_cast<std::size_t>(seconds + 2)) << text;
 }
 
 }  // namespace

@@ -10,12 +10,14 @@
 #include <atomic>
 #include <barrier>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "catalog.h"
 #include "service_process.h"
+#include "support/damage.h"
 #include "support/mongo_test_server.h"
 #include "support/temp_dir.h"
 #include "wow/name_key.h"
@@ -613,6 +615,58 @@ TEST_P(CatalogServiceOnAFile, ItRefusesAnotherPartitionCountAndABusyPortAndKeeps
   ASSERT_GT(second.port(), 0);
   EXPECT_NE(second.Log().find("4 partitions"), std::string::npos) << second.Log();
   EXPECT_EQ(Send(second.port(), "POST", "/tenants/acme/brands", NameBody("x").dump()).status, 201);
+}
+
+TEST_P(CatalogServiceOnAFile, ADamagedBrandIs500DataLossAndTheServiceReportsItselfUnhealthy) {
+  const std::string damaged = CreateOk("Northwind");
+  const std::string sound = CreateOk("Contoso");
+  service_->Signal(SIGTERM);
+  ASSERT_TRUE(service_->Wait(milliseconds(30'000)).has_value());
+  ASSERT_TRUE(testing_support::FlipABitOf(db(), "Northwind"));
+  service_ = std::make_unique<ServiceProcess>(db());
+  ASSERT_GT(port(), 0) << service_->Log();
+  EXPECT_EQ(Send(port(), "GET", "/healthz").status, 200);  // nothing damaged read yet
+
+  const Reply get = Get(damaged);
+  EXPECT_EQ(get.status, 500) << get.Describe();
+  EXPECT_EQ(get.json.value("code", ""), "DATA_LOSS") << get.Describe();
+  EXPECT_NE(get.json.value("message", "").find(damaged), std::string::npos) << get.Describe();
+  EXPECT_EQ(Get(sound).status, 200);
+
+  const Reply health = Send(port(), "GET", "/healthz");
+  EXPECT_EQ(health.status, 503) << health.Describe();
+  EXPECT_EQ(health.json.value("status", ""), "data_loss") << health.Describe();
+  EXPECT_NE(health.json.value("last", "").find(damaged), std::string::npos) << health.Describe();
+  const Reply metrics = Send(port(), "GET", "/metrics");
+  EXPECT_NE(metrics.body.find("\nwow_data_loss_total 1\n"), std::string::npos) << metrics.body;
+}
+
+TEST_P(CatalogServiceOnAFile, ItRefusesToStartOnAFileWhoseHeaderIsDamagedNamingTheCodeOnce) {
+  service_->Signal(SIGTERM);
+  ASSERT_TRUE(service_->Wait(milliseconds(30'000)).has_value());
+  for (const std::size_t offset : {std::size_t{3}, std::size_t{68}}) {  // the magic, application_id
+    SCOPED_TRACE(offset);
+    std::fstream file(db(), std::ios::binary | std::ios::in | std::ios::out);
+    file.seekg(static_cast<std::streamoff>(offset));
+    char byte = 0;
+    file.read(&byte, 1);
+    file.seekp(static_cast<std::streamoff>(offset));
+    byte = static_cast<char>(byte ^ 0x10);
+    file.write(&byte, 1);
+    file.close();
+    std::string log;
+    EXPECT_EQ(ServiceProcess::RunToExit({"--db", db(), "--listen", "127.0.0.1:0"}, log,
+                                        milliseconds(30'000)),
+              1)
+        << log;
+    EXPECT_NE(log.find("DATA_LOSS: "), std::string::npos) << log;
+    EXPECT_EQ(log.find("DATA_LOSS: DATA_LOSS"), std::string::npos) << log;
+    // Undone, for the next offset.
+    std::fstream undo(db(), std::ios::binary | std::ios::in | std::ios::out);
+    undo.seekp(static_cast<std::streamoff>(offset));
+    byte = static_cast<char>(byte ^ 0x10);
+    undo.write(&byte, 1);
+  }
 }
 
 TEST_P(CatalogServiceOnAFile, TheStoreIsAUriAndDbIsItsSynonym) {

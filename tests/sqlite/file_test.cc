@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 
 #include "sqlite_test_support.h"
@@ -65,6 +66,22 @@ TEST_F(SqliteFileTest, OpenOfAMissingDirectoryIsPermissionDeniedSayingWhatToDo) 
   EXPECT_EQ(failure->code, ErrorCode::kPermissionDenied) << failure->message;
   EXPECT_NE(failure->message.find("missing/wow.db"), std::string::npos) << failure->message;
   EXPECT_NE(failure->message.find("directory exists"), std::string::npos) << failure->message;
+}
+
+// SQLite opens /dev/null as an empty database and leaves /dev/null-journal beside it.
+TEST_F(SqliteFileTest, APathThatIsNotARegularFileIsRefusedAndNothingIsCreatedBesideIt) {
+  std::error_code ignored;
+  std::filesystem::remove("/dev/null-journal", ignored);
+  for (const std::string& path : {std::string("/dev/null"), dir_.path().string()}) {
+    SCOPED_TRACE(path);
+    const auto failure = FailureOf([&] { OpenSqliteDatabase(path); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
+    EXPECT_NE(failure->message.find("not a regular file"), std::string::npos)
+        << failure->message;
+    EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  }
 }
 
 TEST_F(SqliteFileTest, BadOptionsAreInvalidArguments) {
@@ -232,7 +249,8 @@ TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 2;"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("format 3 only"), std::string::npos) << failure->message;
+  EXPECT_NE(failure->message.find("reads format 4 (and migrates format 3) only"), std::string::npos)
+      << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
 }
 

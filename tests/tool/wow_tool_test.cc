@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/damage.h"
 #include "support/temp_dir.h"
 #include "wow/event_log.h"
 #include "wow/model.h"
@@ -780,6 +781,36 @@ TEST_F(MigrateDataTest, PrintsASummaryAndExitsZeroWhenEveryLineWasFine) {
   EXPECT_THAT(result.out, Not(HasSubstr("\r")));  // no progress bar off a terminal
 }
 
+TEST_F(MigrateDataTest, OwnerIdsAndKeysTheServiceRefusesAreBadLinesNotImported) {
+  Log();
+  const std::string file = WriteExport({
+      R"({"_id": "slash", "value": {"id": "a/b"}})",
+      R"({"_id": "control", "value": {"id": "a\u0007b"}})",
+      R"({"_id": "uuid", "value": {"id": {"$uuid": "not-a-uuid"}}})",
+      R"({"_id": "long", "value": {"id": {"$numberLong": "99999999999999999999"}}})",
+      R"({"_id": "int", "value": {"id": {"$numberInt": "2147483648"}}})",
+      R"({"_id": "oid", "value": {"id": {"$oid": "xyz"}}})",
+      R"({"_id": "bell\u0007", "value": {"id": "b-1"}})",
+      R"({"_id": "c1\u009b", "value": {"id": "b-1"}})",
+      R"({"_id": "good-uuid", "value": {"id": {"$uuid": "123e4567-e89b-12d3-a456-426614174000"}}})",
+      R"({"_id": "good-long", "value": {"id": {"$numberLong": "-9223372036854775808"}}})",
+  });
+  Result result = Run(KeysArgs(file));
+  EXPECT_EQ(result.exit_code, 4) << result.out << result.err;
+  EXPECT_THAT(result.out, HasSubstr("imported           2"));
+  EXPECT_THAT(result.out, HasSubstr("bad lines          8"));
+  for (const char* why :
+       {"line 1: bad line", "\"a/b\" is not 1 to 128 characters", "line 2: bad line",
+        "a\\x07b", "line 3: bad line", "not a UUID", "line 4: bad line", "not a 64-bit integer",
+        "line 5: bad line", "not a 32-bit integer", "line 6: bad line", "not 24 hex digits",
+        "line 7: bad line", "has a control character", "line 8: bad line"}) {
+    EXPECT_THAT(result.err, HasSubstr(why));
+  }
+  std::vector<std::string> keys;
+  for (const Reservation& r : All()) keys.push_back(r.key);
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre("good-uuid", "good-long"));
+}
+
 TEST_F(MigrateDataTest, ReadsTheOwnerAtADottedPathIntoTheOwnersTenant) {
   Log();
   const std::string file = WriteExport({
@@ -979,6 +1010,119 @@ TEST_F(MigrateDataTest, DrawsAProgressBarOnATerminal) {
   EXPECT_THAT(screen, HasSubstr("100%"));
   EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));  // drawn in place
   EXPECT_THAT(screen, HasSubstr("imported           1"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// check, and the read-only commands
+
+TEST_F(WowToolTest, CheckReportsASoundFileAndExitsZero) {
+  auto log = Log();
+  Append(*log, MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", R"({"name":"Contoso"})"));
+  Append(*log, MakeStream(Brand("acme", "b-1"), 2, "BrandRenamed", R"({"name":"Fabrikam"})"));
+  Result text = Run({"check"});
+  EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
+  EXPECT_THAT(text.out, HasSubstr("2 streams"));
+  EXPECT_THAT(text.out, HasSubstr("no damage found"));
+  Result json_report = Run({"--json", "check"});
+  ASSERT_EQ(json_report.exit_code, 0) << json_report.err;
+  EXPECT_EQ(json::parse(json_report.out)["ok"], true);
+}
+
+TEST_F(WowToolTest, CheckFindsAFlippedBitOfAStreamAndExitsFive) {
+  auto log = Log();
+  Append(*log, MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", R"({"name":"Contoso"})"));
+  Append(*log, MakeStream(Brand("acme", "b-2"), 1, "BrandCreated", R"({"name":"Northwind"})"));
+  log.reset();
+  db_handle_.reset();  // the last connection folds the log into the file
+  ASSERT_TRUE(testing_support::FlipABitOf(db_, "Northwind"));
+  Result text = Run({"check"});
+  EXPECT_EQ(text.exit_code, 5) << text.out << text.err;
+  EXPECT_THAT(text.out, HasSubstr("eshop-catalog/brand/acme/b-2 at version 1"));
+  EXPECT_THAT(text.out, HasSubstr("does not match its checksum"));
+  EXPECT_THAT(text.out, HasSubstr("1 problems found"));
+  // A read of the stream names it too.
+  Result read = Run({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id", "b-2"});
+  EXPECT_EQ(read.exit_code, 1);
+  ExpectCleanFailure(read);
+  EXPECT_THAT(read.err, HasSubstr("DATA_LOSS"));
+  EXPECT_THAT(read.err, HasSubstr("eshop-catalog/brand/acme/b-2 at version 1"));
+}
+
+TEST_F(WowToolTest, CheckOfAFileWhoseHeaderIsDamagedExitsFive) {
+  Log();
+  db_handle_.reset();
+  std::string bytes = ReadFile(db_);
+  bytes[3] = 'X';  // "SQLite format 3"
+  std::ofstream(db_, std::ios::binary | std::ios::trunc) << bytes;
+  Result text = Run({"check"});
+  EXPECT_EQ(text.exit_code, 5) << text.out << text.err;
+  EXPECT_THAT(text.out, HasSubstr("damaged, not opened"));
+}
+
+// What a writer killed with its last commits in the write-ahead log leaves: the file and its log.
+// A read-only command reads both and changes neither (a writable open would fold the log into the
+// file when it closes), and creates no journal.
+TEST_F(WowToolTest, ReadOnlyCommandsLeaveTheFileAndItsLogAsTheyAre) {
+  auto log = Log();
+  for (int i = 0; i < 20; ++i) {
+    Append(*log, MakeStream(Brand("acme", "b-" + std::to_string(i)), 1, "BrandCreated", "{}"));
+  }
+  const std::string copy = dir_.File("crashed.db");
+  std::filesystem::copy_file(db_, copy);
+  std::filesystem::copy_file(db_ + "-wal", copy + "-wal");
+  ASSERT_GT(std::filesystem::file_size(copy + "-wal"), 0u);
+  const std::string file = ReadFile(copy);
+  const std::string wal = ReadFile(copy + "-wal");
+  Sequence total = 0;
+  for (int p = 0; p < kPartitions; ++p) total += log->Head(p);
+
+  Result head = RunBare({"--db", copy, "--json", "log", "head"});
+  ASSERT_EQ(head.exit_code, 0) << head.err;
+  const json heads = json::parse(head.out);
+  Sequence read = 0;
+  for (const json& h : heads["heads"]) read += h["head"].get<Sequence>();
+  EXPECT_EQ(read, total) << head.out;
+  Result check = RunBare({"--db", copy, "check"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  Result timers = RunBare({"--db", copy, "timers", "due"});
+  EXPECT_EQ(timers.exit_code, 0) << timers.err;
+
+  EXPECT_TRUE(ReadFile(copy) == file) << "the database file changed";
+  EXPECT_TRUE(ReadFile(copy + "-wal") == wal) << "the write-ahead log changed";
+  EXPECT_FALSE(std::filesystem::exists(copy + "-journal"));
+}
+
+// A user who may only read the file and its directory (not root: the test drops to nobody with
+// setpriv, as CI runs as root) can look into it.
+TEST_F(WowToolTest, LogHeadWorksForAUserWhoMayOnlyReadTheFile) {
+  if (geteuid() != 0 || !std::filesystem::exists("/usr/bin/setpriv")) {
+    GTEST_SKIP() << "needs root and setpriv to run the tool as another user";
+  }
+  auto log = Log();
+  Append(*log, MakeStream(Brand("acme", "b-1"), 1, "BrandCreated", "{}"));
+  log.reset();
+  db_handle_.reset();
+  ASSERT_EQ(Run({"log", "head"}).exit_code, 0);  // as root: leaves -wal and -shm, as a live file has
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms(0755));
+  for (const std::string& file : {db_, db_ + "-wal", db_ + "-shm"}) {
+    ASSERT_TRUE(std::filesystem::exists(file)) << file;
+    std::filesystem::permissions(file, std::filesystem::perms(0644));
+  }
+  pid_t pid = 0;
+  std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                "--clear-groups", WOW_TOOL_PATH, "--db", db_, "log", "head"};
+  std::vector<char*> pointers;
+  for (std::string& arg : argv) pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_EQ(posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, pointers.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const Result result = Collect(pid);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("partition  head"));
 }
 
 }  // namespace

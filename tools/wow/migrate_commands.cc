@@ -179,7 +179,7 @@ class Import {
     std::error_code size_error;
     const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
 
-    Session session(globals_);
+    Session session(globals_, args_.dry_run ? Session::Access::kRead : Session::Access::kWrite);
     session.Log();  // the context must exist
     scope_ = ReservationScope{session.Context(), args_.aggregate, args_.tenant, args_.ns};
     ValidateReservationKey(scope_, "-");  // the scope; any key will do

@@ -1,5 +1,6 @@
 #include "prepare_key_export.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -29,6 +30,49 @@ const std::string* WrappedString(const json& value) {
     if (found != value.end() && found->is_string()) return found->get_ptr<const std::string*>();
   }
   return nullptr;
+}
+
+bool IsHex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
+// Why the Extended JSON `wrapper` ("$oid", ...) cannot hold `text` (as MongoDB writes none such),
+// or nullopt when it can.
+std::optional<std::string> MalformedWrapper(std::string_view wrapper, std::string_view text) {
+  if (wrapper == "$numberLong" && !ParseInt64(text)) return "not a 64-bit integer";
+  if (wrapper == "$numberInt") {
+    const std::optional<std::int64_t> value = ParseInt64(text);
+    if (!value || *value < std::numeric_limits<std::int32_t>::min() ||
+        *value > std::numeric_limits<std::int32_t>::max()) {
+      return "not a 32-bit integer";
+    }
+  }
+  if (wrapper == "$oid" && (text.size() != 24 || !IsHex(text))) return "not 24 hex digits";
+  if (wrapper == "$uuid") {
+    // 8-4-4-4-12 hex digits, as MongoDB's relaxed Extended JSON writes a UUID.
+    const bool dashes = text.size() == 36 && text[8] == '-' && text[13] == '-' &&
+                        text[18] == '-' && text[23] == '-';
+    std::string digits(text);
+    if (dashes) std::erase(digits, '-');
+    if (!dashes || digits.size() != 32 || !IsHex(digits)) {
+      return "not a UUID (8-4-4-4-12 hex digits)";
+    }
+  }
+  return std::nullopt;
+}
+
+// The offset of the first control character of `text` (C0, DEL, or C1 as UTF-8), or nullopt.
+std::optional<std::size_t> ControlCharacterAt(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xc2 && i + 1 < text.size() &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1) return i;
+  }
+  return std::nullopt;
 }
 
 // A short rendering of a JSON value for messages.
@@ -97,12 +141,24 @@ ExportLine ParseExportLine(std::string_view line, const std::vector<std::string>
   } else if (owner->is_number_integer()) {
     record.owner_id = owner->dump();
   } else if (const std::string* wrapped = WrappedString(*owner)) {
+    if (const std::optional<std::string> why = MalformedWrapper(owner->begin().key(), *wrapped)) {
+      return bad("the owner id " + Shown(*owner) + " is " + *why);
+    }
     record.owner_id = *wrapped;
   } else {
     return bad("the owner id at \"value." + Joined(owner_path) +
                "\" is not a string: " + Shown(*owner));
   }
   if (record.owner_id.empty()) return bad("the owner id is empty");
+  if (!IsUnreservedId(record.owner_id, kMaxOwnerIdBytes)) {
+    return bad("the owner id \"" + Printable(record.owner_id, 60) + "\" is not 1 to " +
+               std::to_string(kMaxOwnerIdBytes) +
+               " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-' (the ids the service takes)");
+  }
+  if (const std::optional<std::size_t> at = ControlCharacterAt(record.key)) {
+    return bad("the key \"" + Printable(record.key, 60) + "\" has a control character at byte " +
+               std::to_string(*at));
+  }
 
   const auto ttl = document.find("ttlAt");
   if (ttl != document.end() && !ttl->is_null()) {

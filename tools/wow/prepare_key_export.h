@@ -9,11 +9,16 @@
 // (null, missing, or Long.MAX_VALUE for a key held forever, which is how PrepareKey marks a
 // confirmed key). `$date` may be an ISO-8601 string, a number of milliseconds or
 // {"$numberLong": "..."}; an owner id may be a string, an integer, or {"$oid"}, {"$numberLong"},
-// {"$numberInt"}, {"$uuid"}.
+// {"$numberInt"}, {"$uuid"}. A line is bad, as the service would refuse its owner or key, when
+// the owner id is not 1 to kMaxOwnerIdBytes of [A-Za-z0-9._~-] (wow::IsUnreservedId: no '/', no
+// control character) or its wrapper is malformed (a $uuid not 8-4-4-4-12 hex digits, a
+// $numberLong that is not a 64-bit integer, a $numberInt not a 32-bit one, an $oid not 24 hex
+// digits), or when the key holds a control character.
 //
 // Thread-safety: stateless functions; safe for concurrent use.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +27,9 @@
 #include "wow/model.h"
 
 namespace wow::tool {
+
+// The longest owner id imported: the longest id the catalog's routes take.
+inline constexpr std::size_t kMaxOwnerIdBytes = 128;
 
 // One line of the export, read.
 struct ExportRecord {

@@ -21,27 +21,29 @@ std::string Names(const std::map<std::string, int>& contexts) {
 
 }  // namespace
 
-SqliteDatabase& Session::Open(SqliteOptions options) {
+SqliteDatabase& Session::Open(Access access) {
   if (db_) return *db_;
   std::error_code error;
   if (!std::filesystem::exists(globals_.db, error)) {
     throw Failure("no database file at \"" + globals_.db + "\"; create one with: wow --db " +
                   globals_.db + " init --context NAME --partitions P");
   }
+  SqliteOptions options;
+  options.read_only = access == Access::kRead;
   db_ = OpenSqliteDatabase(globals_.db, options);
   return *db_;
 }
 
-bool Session::OpenOrCreate(SqliteOptions options) {
+bool Session::OpenOrCreate() {
   std::error_code error;
   const bool existed = std::filesystem::exists(globals_.db, error);
-  db_ = OpenSqliteDatabase(globals_.db, options);
+  db_ = OpenSqliteDatabase(globals_.db);
   return existed;
 }
 
 const std::map<std::string, int>& Session::Contexts() {
   if (!contexts_) {
-    Open();
+    Open(access_);
     contexts_ = SqliteContexts(db_);
   }
   return *contexts_;
@@ -72,7 +74,7 @@ int Session::Partitions() { return Log().partitions(); }
 
 EventLog& Session::Log() {
   if (!log_) {
-    Open();
+    Open(access_);
     auto log = NewSqliteEventLog(db_, Context(), SystemClock::Instance());
     try {
       log->Open();  // reads the partition count; writes nothing

@@ -23,6 +23,7 @@ inline constexpr int kExitFailed = 1;    // an error: nothing or only part was d
 inline constexpr int kExitUsage = 2;     // bad flags or arguments
 inline constexpr int kExitNotFound = 3;  // a find found nothing
 inline constexpr int kExitProblems = 4;  // migrate-data finished, with bad lines or conflicts
+inline constexpr int kExitDamaged = 5;   // check found the file damaged
 
 // A failure the tool reports as "wow: <message>" on stderr, exiting with `exit_code`.
 class Failure : public std::runtime_error {
@@ -49,16 +50,22 @@ using Action = std::function<int()>;
 // One command's view of the store file named by --db.
 class Session {
  public:
-  explicit Session(const Globals& globals) : globals_(globals) {}
+  // Whether the command writes to the file; one that only reads opens it read-only
+  // (SqliteOptions::read_only), so it never changes the file, and works on a file it may only read.
+  enum class Access { kRead, kWrite };
 
-  // Opens the file, which must exist (commands other than init never create one).
-  // Throws Failure or wow::Error.
-  SqliteDatabase& Open(SqliteOptions options = {});
-  // Opens the file, creating it when missing. Returns whether it existed.
-  bool OpenOrCreate(SqliteOptions options = {});
+  explicit Session(const Globals& globals, Access access = Access::kRead)
+      : globals_(globals), access_(access) {}
+
+  // Opens the file as `access` says, which must exist (commands other than init never create
+  // one). Throws Failure or wow::Error.
+  SqliteDatabase& Open(Access access);
+  // Opens the file writable, creating it when missing. Returns whether it existed.
+  bool OpenOrCreate();
   const std::shared_ptr<SqliteDatabase>& db() const { return db_; }
 
-  // The contexts recorded in the file and their partition counts.
+  // The contexts recorded in the file and their partition counts (opening it as the session's
+  // access says).
   const std::map<std::string, int>& Contexts();
   // --context when given (a valid name), else the file's only context. Throws Failure when
   // --context is missing and the file has no context or several.
@@ -73,6 +80,7 @@ class Session {
 
  private:
   const Globals& globals_;
+  const Access access_;
   std::shared_ptr<SqliteDatabase> db_;
   std::optional<std::map<std::string, int>> contexts_;
   std::string context_;
@@ -85,5 +93,6 @@ void AddLogCommands(CLI::App& app, Globals& globals, Action& action);
 void AddReservationCommands(CLI::App& app, Globals& globals, Action& action);
 void AddTimerCommands(CLI::App& app, Globals& globals, Action& action);
 void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action);
+void AddCheckCommand(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace wow::tool

@@ -1,5 +1,6 @@
 #include "store/sqlite/database.h"
 
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -36,17 +37,27 @@ const SqliteOptions& Checked(const std::string& path, const SqliteOptions& optio
     return "SqliteOptions::max_group_commit must be at least 1, got " +
            std::to_string(options.max_group_commit);
   });
+  // SQLite would open a device or a FIFO, and leave its journal beside it (/dev/null-journal).
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "SQLite database \"" + path +
+                    "\" is not a regular file (a directory, a device or a FIFO); name a database "
+                    "file, or a path where one may be created");
+  }
   return options;
 }
 
 // The options of the writer connection (`reader` false: it may create the file) and of the
-// readers' (query-only).
+// readers' (query-only); of both read-only under SqliteOptions::read_only.
 sqlite::ConnectionOptions ConnectionOptionsFor(const std::string& path,
                                                const SqliteOptions& options, bool reader) {
   sqlite::ConnectionOptions connection;
   connection.path = path;
-  connection.open_flags =
-      reader ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  connection.open_flags = options.read_only ? SQLITE_OPEN_READONLY
+                          : reader          ? SQLITE_OPEN_READWRITE
+                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   connection.busy_timeout = options.busy_timeout;
   connection.synchronous = SynchronousName(options.synchronous);
   connection.query_only = reader;
@@ -65,7 +76,7 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
       options_(Checked(path, options)),
       writer_(std::make_unique<Connection>(ConnectionOptionsFor(path_, options_, false))),
       wal_path_(WalPathOf(*writer_)),
-      schema_(path_, *writer_, options_.busy_timeout),
+      schema_(path_, *writer_, options_.busy_timeout, options_.read_only),
       group_commit_(*writer_, options_.max_group_commit,
                     options_.synchronous == SqliteOptions::Synchronous::kFull, path_, wal_path_),
       checkpointer_(*writer_, ConnectionOptionsFor(path_, options_, true), path_),
@@ -73,6 +84,16 @@ SqliteDatabase::SqliteDatabase(const std::string& path, const SqliteOptions& opt
       readers_(ConnectionOptionsFor(path_, options_, true)) {}
 
 SqliteDatabase::~SqliteDatabase() = default;
+
+void SqliteDatabase::Write(const std::function<void(sqlite::Connection&)>& work, int weight,
+                           sqlite::WriteSync sync) {
+  if (options_.read_only) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "SQLite database \"" + path_ +
+                    "\" is open read-only (SqliteOptions::read_only); nothing was written");
+  }
+  group_commit_.Write(work, weight, sync);
+}
 
 SqliteDatabase::WriteStats SqliteDatabase::write_stats() const {
   WriteStats stats = group_commit_.stats();

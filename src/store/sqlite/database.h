@@ -71,11 +71,10 @@ class SqliteDatabase {
   // toward max_group_commit (the streams of an append). `sync` says whether the commit must be on
   // disk when Write returns (see WriteSync). Rethrows what `work` threw, or the failure of the
   // transaction; then nothing `work` wrote is kept. Throws Error(kUnavailable) when the sync
-  // after the commit failed (then the outcome is unknown), and for every Write after that.
+  // after the commit failed (then the outcome is unknown), and for every Write after that;
+  // Error(kFailedPrecondition), running nothing, when the database is open read-only.
   void Write(const std::function<void(sqlite::Connection&)>& work, int weight = 1,
-             sqlite::WriteSync sync = sqlite::WriteSync::kDurable) {
-    group_commit_.Write(work, weight, sync);
-  }
+             sqlite::WriteSync sync = sqlite::WriteSync::kDurable);
 
   // Runs `read` on a reader connection of the pool (outside any transaction; open one for a
   // consistent snapshot of several statements) and returns what it returns.

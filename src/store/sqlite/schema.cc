@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "store/sqlite/stream_checksum.h"
 #include "wow/error.h"
 
 namespace wow::sqlite {
@@ -71,8 +72,8 @@ std::string TableSchema(TableKind kind, const std::string& name) {
   switch (kind) {
     case TableKind::kLog:
       // One row per stream, keyed by its position (PositionKey): a partition's rows are one
-      // rowid range. The transport is the last column, so reads that leave it out never load
-      // its pages. Unique indexes: the version and the request of each stream.
+      // rowid range; its checksum covers every other column (stream_checksum.h). Unique
+      // indexes: the version and the request of each stream.
       return "CREATE TABLE IF NOT EXISTS " + t + R"sql( (
   position INTEGER PRIMARY KEY,
   tenant_id TEXT NOT NULL,
@@ -82,7 +83,8 @@ std::string TableSchema(TableKind kind, const std::string& name) {
   time INTEGER NOT NULL,
   events BLOB NOT NULL,
   facts BLOB,
-  transport BLOB NOT NULL
+  transport BLOB NOT NULL,
+  checksum INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
              index("version") + " ON " + t +
@@ -139,8 +141,9 @@ CREATE INDEX IF NOT EXISTS )sql" +
 
 }  // namespace
 
-Schema::Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout)
-    : path_(std::move(path)), writer_(writer) {
+Schema::Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout,
+               bool read_only)
+    : path_(std::move(path)), writer_(writer), read_only_(read_only) {
   // While another process turns the same new file to WAL or creates its tables, SQLite reports
   // some moments as SQLITE_BUSY without calling the busy handler: retry until busy_timeout.
   const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
@@ -175,6 +178,7 @@ void Schema::CheckAndInitialize() {
       has_format = has_format || tables.back() == "wow_format";
     }
   }
+  // Whether the file is of kMigratedFormatVersion (to migrate); refuses any other than ours.
   auto check_format = [&] {
     Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
     if (!q.Step()) {
@@ -183,15 +187,44 @@ void Schema::CheckAndInitialize() {
           "is damaged; use another file, or restore this one from a backup");
     }
     const std::int64_t version = q.Int(0);
-    if (version != kFormatVersion) {
+    if (version != kFormatVersion && version != kMigratedFormatVersion) {
       refuse("is in Wow SQLite format " + std::to_string(version) + "; this build reads format " +
-             std::to_string(kFormatVersion) +
-             " only. Open it with the version of Wow that wrote it, or use another file; the "
+             std::to_string(kFormatVersion) + " (and migrates format " +
+             std::to_string(kMigratedFormatVersion) +
+             ") only. Open it with the version of Wow that wrote it, or use another file; the "
              "file was not changed");
     }
+    return version == kMigratedFormatVersion;
   };
+  // The quick check of a Wow file: its header says it is one, and every table its registry
+  // names exists.
+  auto check_damage = [&] {
+    auto damaged = [&](const std::string& why) {
+      throw Error(ErrorCode::kDataLoss,
+                  "SQLite database \"" + path_ + "\" is damaged: " + why +
+                      "; the file was not changed: restore it from a backup (wow check reports "
+                      "what else is wrong)");
+    };
+    {
+      Query q(w, "PRAGMA application_id");
+      const std::int64_t id = q.Step() ? q.Int(0) : 0;
+      if (id != kApplicationId) {
+        damaged("its header's application_id is " + std::to_string(id) + ", not Wow's " +
+                std::to_string(kApplicationId));
+      }
+    }
+    const std::set<std::string> present(tables.begin(), tables.end());
+    Query q(w, "SELECT name FROM wow_tables ORDER BY name");
+    while (q.Step()) {
+      if (!present.contains(q.Text(0))) {
+        damaged("its registry names table " + q.Text(0) + ", which the file does not hold");
+      }
+    }
+  };
+  bool migrate = false;
   if (has_format) {
-    check_format();
+    migrate = check_format();
+    check_damage();
   } else if (!tables.empty()) {
     std::string names;
     for (size_t i = 0; i < tables.size() && i < 5; ++i) names += (i ? ", " : "") + tables[i];
@@ -206,6 +239,19 @@ void Schema::CheckAndInitialize() {
     }
   }
 
+  if (read_only_) {
+    if (!has_format) {
+      refuse("has no Wow format record (it is empty, or not Wow's); opened read-only, it was not "
+             "initialized: open it writable once (wow init, or the service)");
+    }
+    if (migrate) {
+      refuse("is in Wow SQLite format " + std::to_string(kMigratedFormatVersion) +
+             ", which a writable open migrates to format " + std::to_string(kFormatVersion) +
+             "; opened read-only, it was not changed: open it writable once (start the service "
+             "on it), then again");
+    }
+    return;
+  }
   auto journal_mode = [&](const char* pragma) {
     Query q(w, pragma);
     return q.Step() ? q.Text(0) : std::string();
@@ -222,14 +268,44 @@ void Schema::CheckAndInitialize() {
     }
   }
 
-  if (has_format) return;
+  if (has_format) {
+    if (migrate) Migrate();
+    return;
+  }
   Transaction tx(w, Transaction::Kind::kWrite);
   w.Execute(kCoreSchema);
   Query(w, "INSERT OR IGNORE INTO wow_format (name, version) VALUES ('wow', ?1)")
       .Bind(1, kFormatVersion)
       .Run();
   w.Execute("PRAGMA application_id = " + std::to_string(kApplicationId));
-  check_format();  // another process may have created the file first
+  migrate = check_format();  // another process may have created the file first
+  tx.Commit();
+  if (migrate) Migrate();
+}
+
+void Schema::Migrate() {
+  Connection& w = writer_;
+  RegisterStreamChecksum(w);
+  Transaction tx(w, Transaction::Kind::kWrite);
+  {
+    Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
+    if (!q.Step() || q.Int(0) != kMigratedFormatVersion) return;  // migrated by another process
+  }
+  std::vector<std::string> logs;
+  {
+    Query q(w, "SELECT name FROM wow_tables WHERE kind = ?1 ORDER BY name");
+    q.Bind(1, KindName(TableKind::kLog));
+    while (q.Step()) logs.push_back(q.Text(0));
+  }
+  for (const std::string& log : logs) {
+    w.Execute("ALTER TABLE " + Quoted(log) + " ADD COLUMN checksum INTEGER");
+    w.Execute("UPDATE " + Quoted(log) +
+              " SET checksum = wow_stream_checksum(position, tenant_id, aggregate_id, version, "
+              "request_id, time, events, facts, transport)");
+  }
+  // The reservation and timer tables are as format 3 had them.
+  Query(w, "UPDATE wow_tables SET format = ?1").Bind(1, kFormatVersion).Run();
+  Query(w, "UPDATE wow_format SET version = ?1 WHERE name = 'wow'").Bind(1, kFormatVersion).Run();
   tx.Commit();
 }
 

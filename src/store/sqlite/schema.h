@@ -29,7 +29,11 @@ namespace wow::sqlite {
 // 2: events kept as length-prefixed bytes.
 // 3: the log tables keyed by position (PositionKey), so a partition's entries are one range of
 //    rowids, without partition and sequence columns; facts kept as binary, not JSON (codec.h).
-inline constexpr int kFormatVersion = 3;
+// 4: each log row keeps its stream's checksum (stream_checksum.h). A file of format 3 is
+//    migrated when a writer opens it (Schema); every earlier format is refused.
+inline constexpr int kFormatVersion = 4;
+// The oldest format OpenSqliteDatabase migrates to kFormatVersion.
+inline constexpr int kMigratedFormatVersion = 3;
 // Written in the file's header (PRAGMA application_id): "Wow1".
 inline constexpr std::int32_t kApplicationId = 0x576f7731;
 
@@ -69,13 +73,18 @@ struct RegisteredTable {
 class Schema {
  public:
   // Checks the file `writer` is open on, before changing anything, and refuses a file of another
-  // format or application as it is (Error(kFailedPrecondition), naming what it found); then
-  // switches it to WAL mode, and writes the core tables and the format record when the file has
-  // none. Retries for up to `busy_timeout` while another process initializes the same new file
+  // format or application as it is (Error(kFailedPrecondition), naming what it found), and a
+  // file whose header or registry is damaged (Error(kDataLoss): a Wow file whose application_id
+  // is not Wow's, a registered table missing); then switches it to WAL mode, migrates a file of
+  // format kMigratedFormatVersion (in one write transaction: each log row gets its checksum), and
+  // writes the core tables and the format record when the file has none. When `read_only`, it
+  // writes nothing: a file without a format record, or one to migrate, is refused
+  // (Error(kFailedPrecondition)). Retries for up to `busy_timeout` while another process initializes the same new file
   // (SQLite reports some of those moments as SQLITE_BUSY without calling the busy handler); throws
   // the SQLite failure after that, as for any other. `path` names the file in messages. `writer`
   // outlives the Schema: TableExists tells it from the readers.
-  Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout);
+  Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout,
+         bool read_only);
   Schema(const Schema&) = delete;
   Schema& operator=(const Schema&) = delete;
 
@@ -100,9 +109,14 @@ class Schema {
  private:
   // One attempt of the constructor's check and initialization.
   void CheckAndInitialize();
+  // In one write transaction: the file's log tables get their checksum column, filled from the
+  // rows as they are, and the file and its tables are recorded in kFormatVersion. Nothing when
+  // another process migrated the file first.
+  void Migrate();
 
   const std::string path_;
   Connection& writer_;
+  const bool read_only_;
 
   std::mutex tables_mutex_;
   std::set<std::string> existing_tables_;  // committed (tables are never dropped); by readers

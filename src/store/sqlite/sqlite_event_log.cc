@@ -23,6 +23,7 @@
 #include "store/common/commit_signal.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/reservation_rows.h"
+#include "store/sqlite/stream_checksum.h"
 #include "wow/error.h"
 #include "wow/incidents.h"
 #include "wow/sqlite.h"
@@ -34,28 +35,44 @@ using sqlite::Connection;
 using sqlite::Query;
 using sqlite::TableKind;
 
-// The columns of a stream, in this order, for ReadRow: without transport, then with it.
-constexpr const char* kStreamColumns =
-    "position, tenant_id, aggregate_id, version, request_id, time, events, facts";
-constexpr const char* kEntryColumns =
-    "position, tenant_id, aggregate_id, version, request_id, time, events, facts, transport";
-
-// Sets `entry` (a new one) to the row `q` is on, of `aggregate`'s table, selected as
-// kEntryColumns when `with_transport`, else as kStreamColumns.
-void ReadRow(const Query& q, const std::string& context, const std::string& aggregate,
-             bool with_transport, Entry& entry) {
-  entry.position = sqlite::KeyPosition(q.Int(0));
+// Sets `entry` (a new one) to the row `q` is on, of `aggregate`'s table in the file `path`,
+// selected as sqlite::kStoredStreamColumns, once its checksum matches (the transport kept when
+// `with_transport`). Throws Error(kDataLoss) naming the stream when it does not, or when its
+// events or facts cannot be decoded, and reports the damage (wow/incidents.h).
+void ReadRow(const Query& q, const std::string& path, const std::string& context,
+             const std::string& aggregate, bool with_transport, Entry& entry) {
+  std::optional<std::int64_t> checksum;
+  const sqlite::StoredStream row = sqlite::ReadStoredStream(q, checksum);
+  entry.position = sqlite::KeyPosition(row.position);
   Stream& s = entry.stream;
   s.ref.context = context;
   s.ref.aggregate = aggregate;
-  s.ref.tenant_id = q.TextView(1);
-  s.ref.id = q.TextView(2);
-  s.version = q.Int(3);
-  s.request_id = q.TextView(4);
-  s.time = q.Int(5);
-  s.events = core::DecodeEvents(q.TextView(6));
-  core::DecodeFacts(q.TextView(7), s);
-  if (with_transport) s.transport = q.TextView(8);
+  s.ref.tenant_id = row.tenant_id;
+  s.ref.id = row.aggregate_id;
+  s.version = row.version;
+  auto damaged = [&](const std::string& why) {
+    const std::string message = "SQLite database \"" + path + "\": the stream of " +
+                                ToString(s.ref) + " at version " + std::to_string(s.version) +
+                                " (partition " + std::to_string(entry.position.partition) +
+                                ", sequence " + std::to_string(entry.position.sequence) + ") " +
+                                why +
+                                ": the file is damaged; run wow check on it, and restore it from a "
+                                "backup";
+    ReportDataLoss(message);
+    return Error(ErrorCode::kDataLoss, message);
+  };
+  if (!checksum || *checksum != sqlite::StreamChecksum(row)) {
+    throw damaged(checksum ? "does not match its checksum" : "has no checksum");
+  }
+  s.request_id = row.request_id;
+  s.time = row.time;
+  try {
+    s.events = core::DecodeEvents(row.events);
+    core::DecodeFacts(row.facts.value_or(std::string_view()), s);
+  } catch (const Error& e) {
+    throw damaged(std::string("cannot be decoded (") + e.what() + ")");
+  }
+  if (with_transport) s.transport = row.transport;
 }
 
 // A stream's columns as stored, encoded before the write transaction.
@@ -200,13 +217,13 @@ class SqliteEventLog final : public EventLog {
     return db_->Read([&](Connection& r) {
       const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
       if (!db_->TableExists(r, table)) return streams;
-      Query q(r, std::string("SELECT ") + kStreamColumns + " FROM " + sqlite::Quoted(table) +
+      Query q(r, std::string("SELECT ") + sqlite::kStoredStreamColumns + " FROM " + sqlite::Quoted(table) +
                      " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version BETWEEN ?3 AND ?4 "
                      "ORDER BY version");
       q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, from).Bind(4, to);
       while (q.Step()) {
         Entry entry;
-        ReadRow(q, context_, ref.aggregate, false, entry);
+        ReadRow(q, db_->path(), context_, ref.aggregate, false, entry);
         streams.push_back(std::move(entry.stream));
       }
       return streams;
@@ -222,10 +239,10 @@ class SqliteEventLog final : public EventLog {
       if (!db_->TableExists(r, table)) return entries;
       sqlite::Transaction snapshot(r, sqlite::Transaction::Kind::kRead);
       for (Version v : std::set<Version>(versions.begin(), versions.end())) {
-        Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table) +
+        Query q(r, std::string("SELECT ") + sqlite::kStoredStreamColumns + " FROM " + sqlite::Quoted(table) +
                        " WHERE tenant_id = ?1 AND aggregate_id = ?2 AND version = ?3");
         q.Bind(1, ref.tenant_id).Bind(2, ref.id).Bind(3, v);
-        if (q.Step()) ReadRow(q, context_, ref.aggregate, true, entries.emplace_back());
+        if (q.Step()) ReadRow(q, db_->path(), context_, ref.aggregate, true, entries.emplace_back());
       }
       snapshot.Commit();
       return entries;
@@ -252,12 +269,12 @@ class SqliteEventLog final : public EventLog {
     return db_->Read([&](Connection& r) -> std::optional<Entry> {
       const std::string table = sqlite::TableName(TableKind::kLog, context_, aggregate);
       if (!db_->TableExists(r, table)) return std::nullopt;
-      Query q(r, std::string("SELECT ") + kStreamColumns + " FROM " + sqlite::Quoted(table) +
+      Query q(r, std::string("SELECT ") + sqlite::kStoredStreamColumns + " FROM " + sqlite::Quoted(table) +
                      " WHERE tenant_id = ?1 AND request_id = ?2");
       q.Bind(1, tenant_id).Bind(2, request_id);
       if (!q.Step()) return std::nullopt;
       Entry entry;
-      ReadRow(q, context_, aggregate, false, entry);
+      ReadRow(q, db_->path(), context_, aggregate, false, entry);
       return entry;
     });
   }
@@ -302,11 +319,11 @@ class SqliteEventLog final : public EventLog {
       read.reserve(static_cast<size_t>(last - after));
       const std::vector<sqlite::RegisteredTable> tables = db_->Tables(r, TableKind::kLog, context_);
       for (const sqlite::RegisteredTable& table : tables) {
-        Query q(r, std::string("SELECT ") + kEntryColumns + " FROM " + sqlite::Quoted(table.name) +
+        Query q(r, std::string("SELECT ") + sqlite::kStoredStreamColumns + " FROM " + sqlite::Quoted(table.name) +
                        " WHERE position > ?1 AND position <= ?2 ORDER BY position");
         q.Bind(1, sqlite::PositionKey(partition, after))
             .Bind(2, sqlite::PositionKey(partition, last));
-        while (q.Step()) ReadRow(q, context_, table.aggregate, true, read.emplace_back());
+        while (q.Step()) ReadRow(q, db_->path(), context_, table.aggregate, true, read.emplace_back());
       }
       snapshot.Commit();
       if (tables.size() > 1) {
@@ -564,10 +581,20 @@ class SqliteEventLog final : public EventLog {
                       " entries per partition");
     }
     db_->EnsureTable(w, TableKind::kLog, context_, ref.aggregate);
+    sqlite::StoredStream row;
+    row.position = sqlite::PositionKey(partition, sequence);
+    row.tenant_id = ref.tenant_id;
+    row.aggregate_id = ref.id;
+    row.version = stream.version;
+    row.request_id = stream.request_id;
+    row.time = stream.time;
+    row.events = encoded.events;
+    if (encoded.facts) row.facts = *encoded.facts;
+    row.transport = stream.transport;
     Query(w, "INSERT INTO " + quoted +
                  " (position, tenant_id, aggregate_id, version, request_id, time, events, facts, "
-                 "transport) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-        .Bind(1, sqlite::PositionKey(partition, sequence))
+                 "transport, checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        .Bind(1, row.position)
         .Bind(2, ref.tenant_id)
         .Bind(3, ref.id)
         .Bind(4, stream.version)
@@ -576,6 +603,7 @@ class SqliteEventLog final : public EventLog {
         .BindBlob(7, encoded.events)
         .BindBlobOrNull(8, encoded.facts)
         .BindBlob(9, stream.transport)
+        .Bind(10, sqlite::StreamChecksum(row))
         .Run();
     // The stream's keys change hands with it, in this transaction: the processor's eager
     // confirmation and the reservation subscription then find them done, and write nothing.

@@ -44,7 +44,15 @@ class SqliteTimerStore final : public TimerStore {
     Require(db_ != nullptr, "a SQLite timer store needs a database");
     ValidateTypeName(context_, "context");
     ValidatePartitionCount(partitions_);
-    db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
+    // A count recorded already (by the log, usually) needs no write: a read-only database opens.
+    const bool recorded = db_->Read([&](Connection& r) {
+      Query q(r, "SELECT 1 FROM wow_contexts WHERE context = ?1 AND partitions = ?2");
+      q.Bind(1, context_).Bind(2, partitions_);
+      return q.Step();
+    });
+    if (!recorded) {
+      db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
+    }
   }
 
   bool Put(const Timer& timer) override {
