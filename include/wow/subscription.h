@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -85,9 +86,10 @@ class SubscriptionRunner {
   void Stop();
 
   // On the calling thread, delivers every entry now in the log to every subscription, for the
-  // partitions whose lease this node can take; returns how many entries were handled. Throws what
-  // a Handle throws. For tests and tools; do not mix with Start.
-  int CatchUp();
+  // partitions whose lease this node can take; returns how many entries were handled, calling
+  // `progress` (when set) with that count so far after each batch read. Throws what a Handle
+  // throws. For tests and tools; do not mix with Start.
+  int CatchUp(const std::function<void(int handled)>& progress = {});
 
   // Waits until every subscription's checkpoint in `position`'s partition has reached
   // `position` (a command's CommandResult::position, say), or `timeout` passes. Returns true when

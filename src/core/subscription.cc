@@ -114,10 +114,13 @@ void SubscriptionRunner::Stop() {
   threads_.clear();  // joins
 }
 
-int SubscriptionRunner::CatchUp() {
+int SubscriptionRunner::CatchUp(const std::function<void(int handled)>& progress) {
   int handled = 0;
   for (int p = 0; p < log_->partitions(); ++p) {
-    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {}, nullptr)) > 0;) handled += n;
+    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {}, nullptr)) > 0;) {
+      handled += n;
+      if (progress) progress(handled);
+    }
   }
   return handled;
 }
