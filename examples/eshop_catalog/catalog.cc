@@ -150,4 +150,36 @@ std::shared_ptr<const wow::AggregateType<Named>> CategoryType() {
   return type;
 }
 
+std::shared_ptr<const wow::Projection> CatalogProjection() {
+  static const auto projection = [] {
+    auto catalog = std::make_shared<wow::Projection>(
+        "catalog", std::vector<std::string>{std::string(kBrandRows), std::string(kCategoryRows)});
+    catalog->OnEntry([](const wow::Entry& entry, wow::ReadModelWriter& rows) {
+      const wow::Stream& stream = entry.stream;
+      const std::string table(stream.ref.aggregate == BrandType()->name() ? kBrandRows
+                                                                          : kCategoryRows);
+      const std::optional<wow::ReadModelRow> stored =
+          rows.Find(table, stream.ref.tenant_id, stream.ref.id);
+      nlohmann::json body = stored ? nlohmann::json::parse(stored->body)
+                                   : nlohmann::json{{"id", stream.ref.id}, {"deleted", false}};
+      std::string key = stored ? stored->index_key : "";
+      for (const wow::EventRecord& event : stream.events) {
+        if (event.type == wow::AggregateDeleted::kType) body["deleted"] = true;
+        if (event.type == wow::AggregateRestored::kType) body["deleted"] = false;
+        const nlohmann::json fields = nlohmann::json::parse(event.body);
+        if (fields.contains("name") && fields.contains("key")) {
+          const std::string name = fields["name"].get<std::string>();
+          const std::string recorded = fields["key"].get<std::string>();
+          body["name"] = name;
+          key = recorded.empty() ? LegacyNameKey(name) : recorded;
+        }
+      }
+      body["version"] = stream.version;
+      rows.Put({table, stream.ref.tenant_id, stream.ref.id, stream.version, key, body.dump()});
+    });
+    return catalog;
+  }();
+  return projection;
+}
+
 }  // namespace eshop

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "wow/aggregate.h"
+#include "wow/projection.h"
 
 namespace eshop {
 
@@ -94,5 +95,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Named, name, key)
 // The aggregate types "brand" and "category".
 std::shared_ptr<const wow::AggregateType<Named>> BrandType();
 std::shared_ptr<const wow::AggregateType<Named>> CategoryType();
+
+// The catalog's read models: the projection "catalog" keeps a row per brand (table "brands") and
+// per category ("categories"), under the aggregate's tenant and id, at the aggregate's version,
+// indexed by the name's key, with the body {"id", "name", "version", "deleted"}. Each stream puts
+// its aggregate's row once, at its version, so applying a stream again changes nothing.
+inline constexpr std::string_view kBrandRows = "brands";
+inline constexpr std::string_view kCategoryRows = "categories";
+std::shared_ptr<const wow::Projection> CatalogProjection();
 
 }  // namespace eshop

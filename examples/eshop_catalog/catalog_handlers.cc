@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "http_text.h"
 #include "wow/incidents.h"
 #include "wow/name_key.h"
+#include "wow/subscription.h"
 
 namespace eshop {
 namespace {
@@ -93,11 +96,89 @@ std::string ExpectedEvent(const NamedKind& kind, Action action) {
   }
 }
 
+// The parameters of a command's query: wait=projected or nothing. False, with `refused` set, for
+// anything else.
+bool CommandQuery(const std::string& query, bool& wait, HttpReply& refused) {
+  const auto parameters = ParseQuery(query);
+  if (!parameters) {
+    refused = ErrorReply(400, "INVALID_QUERY", "the query has a malformed percent-encoding");
+    return false;
+  }
+  for (const auto& [name, value] : *parameters) {
+    if (name != "wait" || value != "projected" || wait) {
+      refused = ErrorReply(400, "INVALID_PARAMETER",
+                           "a command takes one query parameter, wait=projected; not " + name +
+                               "=" + value);
+      return false;
+    }
+    wait = true;
+  }
+  return true;
+}
+
+// A list's parameters, or why they are refused.
+struct ListQuery {
+  std::string after;
+  std::string prefix;  // the key of the prefix asked for; "" lists all
+  int limit = kDefaultListLimit;
+  std::optional<HttpReply> refused;
+};
+
+ListQuery ParseListQuery(const std::string& query, const NamedKind& kind) {
+  ListQuery list;
+  auto refuse = [&](std::string code, std::string message) {
+    list.refused = ErrorReply(400, std::move(code), std::move(message));
+    return list;
+  };
+  const auto parameters = ParseQuery(query);
+  if (!parameters) return refuse("INVALID_QUERY", "the query has a malformed percent-encoding");
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *parameters) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return refuse("INVALID_PARAMETER", "the parameter " + name + " is given twice");
+    }
+    seen.push_back(name);
+    if (name == "after") {
+      if (!IsIdentifier(value, kMaxIdBytes)) {
+        return refuse("INVALID_AFTER", "after is an id: 1 to " + std::to_string(kMaxIdBytes) +
+                                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
+      }
+      list.after = value;
+    } else if (name == "limit") {
+      int limit = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), limit);
+      if (error != std::errc() || end != value.data() + value.size() || limit < 1 ||
+          limit > kMaxListLimit) {
+        return refuse("INVALID_LIMIT",
+                      "limit is a whole number from 1 to " + std::to_string(kMaxListLimit));
+      }
+      list.limit = limit;
+    } else if (name == "prefix") {
+      const wow::NameKeyResult key = wow::MakeNameKey(value);
+      if (key.kind != wow::NameKeyResult::Kind::kKey) {
+        const CheckedName checked = CheckName(value, kind.noun);
+        return refuse("INVALID_PREFIX", "prefix is the start of a name: " + checked.message);
+      }
+      list.prefix = key.key;
+    } else {
+      return refuse("INVALID_PARAMETER",
+                    "a list takes after, limit and prefix; not " + name);
+    }
+  }
+  return list;
+}
+
 }  // namespace
 
-CatalogHandlers::CatalogHandlers(wow::CommandProcessor& processor, ServiceMetrics& metrics,
-                                 ResendPolicy resend)
-    : processor_(processor), metrics_(metrics), resend_(resend) {}
+CatalogHandlers::CatalogHandlers(wow::CommandProcessor& processor,
+                                 std::shared_ptr<wow::ReadModelStore> read_models,
+                                 ServiceMetrics& metrics, ResendPolicy resend)
+    : processor_(processor),
+      read_models_(std::move(read_models)),
+      metrics_(metrics),
+      resend_(resend) {
+  wow::Require(read_models_ != nullptr, "the catalog's handlers need its read models");
+}
 
 HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                                  std::optional<std::string_view> idempotency_key) {
@@ -115,6 +196,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
   }
   if (route.action != Action::kCreate && route.action != Action::kLookup &&
+      route.action != Action::kList &&
       !IsIdentifier(route.id, kMaxIdBytes)) {
     return ErrorReply(400, "INVALID_ID",
                       "an id is 1 to " + std::to_string(kMaxIdBytes) +
@@ -125,6 +207,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                               route.action == Action::kCreate ? wow::NewId() : route.id};
   if (route.action == Action::kGet) return Get(kind, ref);
   if (route.action == Action::kLookup) return Lookup(kind, route.tenant, route.name);
+  if (route.action == Action::kList) return List(kind, route.tenant, route.query);
 
   // The commands.
   if (idempotency_key && !IsValidIdempotencyKey(*idempotency_key)) {
@@ -132,9 +215,11 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                       "an Idempotency-Key is 1 to " + std::to_string(kMaxIdempotencyKeyBytes) +
                           " visible ASCII characters");
   }
+  bool wait = false;
+  HttpReply refused;
+  if (!CommandQuery(route.query, wait, refused)) return refused;
   std::optional<std::string> name;
   if (route.action == Action::kCreate || route.action == Action::kRename) {
-    HttpReply refused;
     name = NameFromBody(body, refused);
     if (!name) return refused;
   }
@@ -155,7 +240,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
   }
   std::optional<std::string> key;
   if (idempotency_key) key = std::string(*idempotency_key);
-  return Run(kind, route.action, ref, command, key, name);
+  return Run(kind, route.action, ref, command, key, name, wait);
 }
 
 // 200 while the store answers reads and no key incident happened; 503 naming the last incident
@@ -185,6 +270,36 @@ HttpReply CatalogHandlers::Get(const NamedKind& kind, const wow::AggregateRef& r
                              {"name", loaded.As<Named>().name},
                              {"version", loaded.version},
                              {"deleted", loaded.deleted}});
+}
+
+HttpReply CatalogHandlers::List(const NamedKind& kind, const std::string& tenant,
+                                const std::string& query) {
+  const ListQuery list = ParseListQuery(query, kind);
+  if (list.refused) return *list.refused;
+  const std::vector<wow::ReadModelRow> rows =
+      read_models_->List({kind.collection, tenant, list.after, list.prefix, list.limit});
+  json items = json::array();
+  for (const wow::ReadModelRow& row : rows) items.push_back(json::parse(row.body));
+  json body{{"items", std::move(items)}};
+  // A full page may have more after it; the client asks again with after=next.
+  body["next"] = static_cast<int>(rows.size()) == list.limit ? json(rows.back().id) : json(nullptr);
+  return JsonReply(200, body);
+}
+
+HttpReply CatalogHandlers::AfterProjected(HttpReply reply, const wow::CommandResult& result) {
+  std::vector<wow::Sequence> heads(static_cast<size_t>(result.position.partition) + 1, 0);
+  heads.back() = result.position.sequence;
+  if (wow::WaitForCheckpoints(processor_.log(), {CatalogProjection()->subscription()}, heads,
+                              SteadyClock::now() + resend_.projection_wait)) {
+    return reply;
+  }
+  json body = json::parse(reply.body);
+  body["position"] = {{"partition", result.position.partition},
+                      {"sequence", result.position.sequence}};
+  body["projected"] = false;
+  reply.status = 202;
+  reply.body = body.dump();
+  return reply;
 }
 
 HttpReply CatalogHandlers::Lookup(const NamedKind& kind, const std::string& tenant,
@@ -225,7 +340,12 @@ HttpReply CatalogHandlers::Lookup(const NamedKind& kind, const std::string& tena
 HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::AggregateRef& ref,
                                const wow::CommandMessage& command,
                                const std::optional<std::string>& key,
-                               const std::optional<std::string>& name) {
+                               const std::optional<std::string>& name, bool wait) {
+  // A success waits for the projection when asked to.
+  auto answered = [&](HttpReply reply, const wow::CommandResult& committed) {
+    if (!wait || reply.status >= 300) return reply;
+    return AfterProjected(std::move(reply), committed);
+  };
   // Without a key the processor makes a fresh request id (and skips looking it up); a resend
   // after an unknown outcome uses the id the outcome names.
   std::string request_id = key ? *key : std::string();
@@ -269,14 +389,15 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
 
   switch (result.kind) {
     case wow::CommandResult::Kind::kAccepted:
-      return Success(kind, action, ref.tenant_id, ref.id, result.version,
-                     result.events.empty() ? "" : NameOf(result.events.front()), false);
+      return answered(Success(kind, action, ref.tenant_id, ref.id, result.version,
+                              result.events.empty() ? "" : NameOf(result.events.front()), false),
+                      result);
     case wow::CommandResult::Kind::kNoOp:
       // Only a rename to the name the aggregate has is a no-op.
       return Success(kind, action, ref.tenant_id, ref.id, result.version,
                      name ? wow::TrimName(*name) : "", false);
     case wow::CommandResult::Kind::kDuplicate:
-      return Replay(kind, action, ref, result, name);
+      return answered(Replay(kind, action, ref, result, name), result);
     case wow::CommandResult::Kind::kUnknown: {
       HttpReply reply = ErrorReply(
           503, "OUTCOME_UNKNOWN",
@@ -301,7 +422,7 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
       duplicate.position = original->position;
       duplicate.events = std::move(original->stream.events);
       duplicate.request_id = request_id;
-      return Replay(kind, action, ref, duplicate, name);
+      return answered(Replay(kind, action, ref, duplicate, name), duplicate);
     }
   }
   return Rejection(kind, ref, result);

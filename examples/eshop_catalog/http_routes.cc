@@ -57,8 +57,10 @@ Router::Router(std::vector<NamedKind> kinds) : kinds_(std::move(kinds)) {}
 
 RouteMatch Router::Match(std::string_view method, std::string_view target) const {
   RouteMatch match;
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::size_t question = target.find('?');
+  const std::string_view path = target.substr(0, question);
   match.path = std::string(path);
+  if (question != std::string_view::npos) match.route.query = target.substr(question + 1);
   if (path.empty() || path.front() != '/') {
     match.outcome = RouteMatch::Outcome::kBadPath;
     match.message = "the request target must be a path starting with /";
@@ -92,7 +94,7 @@ RouteMatch Router::Match(std::string_view method, std::string_view target) const
       if (segments[2] == kind.collection) {
         route.kind = &kind;
         if (segments.size() == 3) {
-          methods = {{"POST", Action::kCreate}};
+          methods = {{"GET", Action::kList}, {"POST", Action::kCreate}};
         } else if (!segments[3].empty()) {  // a trailing slash names nothing
           route.id = segments[3];
           if (segments.size() == 4) {

@@ -30,7 +30,17 @@ struct NamedKind {
 // The brand and the category, in that order.
 std::vector<NamedKind> CatalogKinds();
 
-enum class Action { kHealth, kMetrics, kCreate, kGet, kRename, kDelete, kRestore, kLookup };
+enum class Action {
+  kHealth,
+  kMetrics,
+  kCreate,
+  kList,
+  kGet,
+  kRename,
+  kDelete,
+  kRestore,
+  kLookup
+};
 
 // "create", "rename", "delete", "restore" for the commands; "none" otherwise.
 std::string_view CommandName(Action action);
@@ -42,6 +52,7 @@ struct Route {
   std::string tenant;
   std::string id;    // kGet, kRename, kDelete, kRestore
   std::string name;  // kLookup
+  std::string query;  // the target after '?', still percent-encoded; "" without one
 };
 
 struct RouteMatch {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace eshop {
 
@@ -20,6 +22,12 @@ inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
 // `s` with its %XX escapes decoded; nullopt when an escape is malformed (a '%' not followed by
 // two hex digits). '+' stays '+': this is a path, not a form. The result may hold any byte.
 std::optional<std::string> PercentDecode(std::string_view s);
+
+// The parameters of a query string (the target after '?', without it): name=value pairs split at
+// '&', each name and value decoded as a form is ('+' is a space, then PercentDecode), in order,
+// repeats kept; a pair without '=' has an empty value, and empty pairs are passed over. nullopt
+// when an escape is malformed.
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view query);
 
 // Whether `s` is 1 to `max` characters of [A-Za-z0-9._~-], the characters of a tenant or an id.
 bool IsIdentifier(std::string_view s, std::size_t max);

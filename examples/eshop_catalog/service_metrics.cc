@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "wow/incidents.h"
+#include "wow/projection.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -208,6 +209,16 @@ std::string ServiceMetrics::Render() const {
          "Confirmations that found another aggregate holding the key (see /healthz); 0 unless a "
          "uniqueness promise broke.");
   out += fmt::format("wow_key_incidents_total {}\n", wow::KeyIncidentCount());
+  if (lag_log_) {
+    Header(out, "wow_projection_lag_entries", "gauge",
+           "Entries of each partition of the log past the projection's checkpoint.");
+    const std::vector<wow::Sequence> lag = wow::SubscriptionLag(*lag_log_, lag_subscription_);
+    for (size_t p = 0; p < lag.size(); ++p) {
+      out += fmt::format("wow_projection_lag_entries{{{},{}}} {}\n",
+                         Label("subscription", lag_subscription_),
+                         Label("partition", std::to_string(p)), lag[p]);
+    }
+  }
   if (store_metrics_) {
     for (const wow::StoreMetric& metric : store_metrics_()) {
       Header(out, metric.name, metric.counter ? "counter" : "gauge", metric.help);

@@ -369,7 +369,7 @@ TEST_F(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
       {"PATCH on brands", Send(port(), "PATCH", brands, R"({"name": "x"})"), 405,
        "METHOD_NOT_ALLOWED"},
       {"DELETE on brands", Send(port(), "DELETE", brands), 405, "METHOD_NOT_ALLOWED"},
-      {"GET on brands", Send(port(), "GET", brands), 405, "METHOD_NOT_ALLOWED"},
+      {"a bad limit on brands", Send(port(), "GET", brands + "?limit=0"), 400, "INVALID_LIMIT"},
       {"POST on a brand", Send(port(), "POST", brand, R"({"name": "x"})"), 405,
        "METHOD_NOT_ALLOWED"},
       {"an unknown method",
