@@ -90,8 +90,10 @@ std::vector<Sequence> SubscriptionLag(EventLog& log, const std::string& subscrip
 // then applies every entry of the log, on the calling thread, calling `progress` (when set) with
 // the entries applied so far and the entries the log held at the start, after each batch.
 // Returns the entries applied. REQUIRES: no node runs the projection meanwhile (its runner would
-// go on from where it was). Throws Error(kFailedPrecondition) when the store set has no read
-// models or they are not transactional, and what the log or a handler throws.
+// go on from where it was). Throws Error(kFailedPrecondition), dropping nothing, when the store
+// set has no read models, they are not transactional, or a partition's lease is live (a node runs
+// its subscriptions); Error(kUnavailable) when a node took a lease during the replay (the rows are
+// then partly rebuilt: rebuild again once it stopped); and what the log or a handler throws.
 std::int64_t RebuildProjection(const StoreSet& stores,
                                const std::shared_ptr<const Projection>& projection,
                                const std::function<void(std::int64_t, std::int64_t)>& progress = {});

@@ -81,6 +81,17 @@ std::int64_t RebuildProjection(const StoreSet& stores,
                     " keeps no read models that can be rebuilt (only SQLite's can)");
   }
   EventLog& log = *stores.log();
+  // A live lease is a node that would go on from where it was: refuse before dropping anything.
+  for (int p = 0; p < log.partitions(); ++p) {
+    if (const std::optional<Lease> lease = log.LeaseOf(p);
+        lease && lease->expires_at > stores.clock()->NowMillis()) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "partition " + std::to_string(p) + " is leased by node " + lease->node +
+                      " until " + std::to_string(lease->expires_at) +
+                      " (ms since the epoch): stop the nodes running projection " +
+                      projection->name() + ", then rebuild it");
+    }
+  }
   read_models->Drop(projection->subscription(), projection->tables());
   std::vector<Sequence> heads;
   for (int p = 0; p < log.partitions(); ++p) heads.push_back(log.Head(p));

@@ -57,6 +57,7 @@ int Run(int argc, char** argv) {
   AddReservationCommands(app, globals, action);
   AddTimerCommands(app, globals, action);
   AddMigrateCommands(app, globals, action);
+  AddProjectionCommands(app, globals, action);
 
   try {
     app.parse(argc, argv);

@@ -85,5 +85,6 @@ void AddLogCommands(CLI::App& app, Globals& globals, Action& action);
 void AddReservationCommands(CLI::App& app, Globals& globals, Action& action);
 void AddTimerCommands(CLI::App& app, Globals& globals, Action& action);
 void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action);
+void AddProjectionCommands(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace wow::tool
