@@ -29,9 +29,17 @@ std::string NameOf(const wow::EventRecord& record) {
   return "";
 }
 
-// The "name" of a command's JSON body; nullopt, with `refused` set, when the body is not a JSON
-// object with a string "name". (The aggregate checks the name.)
-std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refused) {
+// Whether `record` (a BrandCreated, ...) made a draft.
+bool DraftOf(const wow::EventRecord& record) {
+  const json body = json::parse(record.body, nullptr, false);
+  return body.is_object() && body.value("draft", false);
+}
+
+// The "name" of a command's JSON body, and its "draft" (false when absent) in `draft` when given;
+// nullopt, with `refused` set, when the body is not a JSON object with a string "name" (and a
+// boolean "draft", if any). (The aggregate checks the name.)
+std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refused,
+                                        bool* draft = nullptr) {
   const json parsed = json::parse(body.begin(), body.end(), nullptr, false);
   if (parsed.is_discarded()) {
     refused = ErrorReply(400, "MALFORMED_JSON", "the body is not well-formed JSON (UTF-8)");
@@ -51,22 +59,35 @@ std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refuse
     refused = ErrorReply(400, "INVALID_BODY", "\"name\" must be a string");
     return std::nullopt;
   }
+  if (auto d = parsed.find("draft"); draft != nullptr && d != parsed.end()) {
+    if (!d->is_boolean()) {
+      refused = ErrorReply(400, "INVALID_BODY", "\"draft\" must be true or false");
+      return std::nullopt;
+    }
+    *draft = d->get<bool>();
+  }
   return it->get<std::string>();
 }
 
 // The response to a command that committed `version` of aggregate `id`.
 HttpReply Success(const NamedKind& kind, Action action, const std::string& tenant,
                   const std::string& id, wow::Version version, const std::string& name,
-                  bool replayed) {
+                  bool replayed, bool draft = false) {
   HttpReply reply;
   switch (action) {
     case Action::kCreate:
-      reply = JsonReply(201, json{{"id", id}, {"name", name}, {"version", version}});
+      reply = JsonReply(201, json{{"id", id},
+                                  {"name", name},
+                                  {"version", version},
+                                  {"status", draft ? kDraft : kPublished}});
       reply.headers.emplace_back("Location",
                                  "/tenants/" + tenant + "/" + kind.collection + "/" + id);
       break;
     case Action::kRename:
       reply = JsonReply(200, json{{"id", id}, {"name", name}, {"version", version}});
+      break;
+    case Action::kPublish:
+      reply = JsonReply(200, json{{"id", id}, {"version", version}, {"status", kPublished}});
       break;
     default:
       reply = JsonReply(
@@ -91,6 +112,8 @@ std::string ExpectedEvent(const NamedKind& kind, Action action) {
       return kind.renamed;
     case Action::kDelete:
       return std::string(wow::AggregateDeleted::kType);
+    case Action::kPublish:
+      return kind.published;
     default:
       return std::string(wow::AggregateRestored::kType);
   }
@@ -219,20 +242,24 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
   HttpReply refused;
   if (!CommandQuery(route.query, wait, refused)) return refused;
   std::optional<std::string> name;
+  bool draft = false;
   if (route.action == Action::kCreate || route.action == Action::kRename) {
-    name = NameFromBody(body, refused);
+    name = NameFromBody(body, refused, route.action == Action::kCreate ? &draft : nullptr);
     if (!name) return refused;
   }
   wow::CommandMessage command;
   switch (route.action) {
     case Action::kCreate:
-      command = kind.create(*name);
+      command = kind.create(*name, draft ? resend_.draft_time.count() : 0);
       break;
     case Action::kRename:
       command = kind.rename(*name);
       break;
     case Action::kDelete:
       command = wow::CommandMessage::Of(wow::DeleteAggregate{});
+      break;
+    case Action::kPublish:
+      command = kind.publish();
       break;
     default:
       command = wow::CommandMessage::Of(wow::RestoreAggregate{});
@@ -266,10 +293,12 @@ HttpReply CatalogHandlers::Metrics() {
 HttpReply CatalogHandlers::Get(const NamedKind& kind, const wow::AggregateRef& ref) {
   const wow::LoadedAggregate loaded = processor_.Load(ref);
   if (loaded.version == 0) return NotFound(kind, ref);
+  const Named& named = loaded.As<Named>();
   return JsonReply(200, json{{"id", ref.id},
-                             {"name", loaded.As<Named>().name},
+                             {"name", named.name},
                              {"version", loaded.version},
-                             {"deleted", loaded.deleted}});
+                             {"deleted", loaded.deleted},
+                             {"status", named.status}});
 }
 
 HttpReply CatalogHandlers::List(const NamedKind& kind, const std::string& tenant,
@@ -390,7 +419,8 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
   switch (result.kind) {
     case wow::CommandResult::Kind::kAccepted:
       return answered(Success(kind, action, ref.tenant_id, ref.id, result.version,
-                              result.events.empty() ? "" : NameOf(result.events.front()), false),
+                              result.events.empty() ? "" : NameOf(result.events.front()), false,
+                              !result.events.empty() && DraftOf(result.events.front())),
                       result);
     case wow::CommandResult::Kind::kNoOp:
       // Only a rename to the name the aggregate has is a no-op.
@@ -453,7 +483,7 @@ HttpReply CatalogHandlers::Replay(const NamedKind& kind, Action action,
                           std::to_string(original.version) + "); use a fresh key");
   }
   return Success(kind, action, ref.tenant_id, original.target.id, original.version, original_name,
-                 true);
+                 true, DraftOf(event));
 }
 
 HttpReply CatalogHandlers::Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
@@ -465,6 +495,7 @@ HttpReply CatalogHandlers::Rejection(const NamedKind& kind, const wow::Aggregate
   }
   if (code == rejections::kNotFound || code == wow::rejections::kAggregateNotFound) return NotFound(kind, ref);
   if (code == rejections::kNameTaken || code == rejections::kAlreadyCreated ||
+      code == rejections::kNotDraft || code == rejections::kDraftExpired ||
       code == wow::rejections::kAggregateDeleted || code == wow::rejections::kAggregateNotDeleted) {
     std::string message = result.message;
     if (code == wow::rejections::kAggregateDeleted) {

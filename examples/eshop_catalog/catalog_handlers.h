@@ -41,6 +41,8 @@ struct ResendPolicy {
   std::chrono::milliseconds backoff{25};  // doubled per attempt
   // How long a command with wait=projected waits for the catalog projection; then 202.
   std::chrono::milliseconds projection_wait{5'000};
+  // How long a draft has to be published in before it expires.
+  std::chrono::milliseconds draft_time{std::chrono::hours(24 * 7)};
 };
 
 // The most rows a list returns (its `limit`), and how many it returns without one.

@@ -21,7 +21,8 @@ CatalogHttp::CatalogHttp(wow::CommandProcessor& processor,
   LegacyNameKey("Warm-up");
   handlers_ = std::make_unique<CatalogHandlers>(
       processor, std::move(read_models), *metrics_,
-      ResendPolicy{options.resend_attempts, options.resend_backoff, options.projection_wait});
+      ResendPolicy{options.resend_attempts, options.resend_backoff, options.projection_wait,
+                   options.draft_time});
 }
 
 CatalogHttp::~CatalogHttp() = default;

@@ -35,6 +35,8 @@ struct CatalogHttpOptions {
   std::chrono::milliseconds resend_backoff{25};  // doubled per attempt
   // How long a command with wait=projected waits for the catalog projection; then 202.
   std::chrono::milliseconds projection_wait{5'000};
+  // How long a draft ({"draft": true}) has to be published in before its timer expires it.
+  std::chrono::milliseconds draft_time{std::chrono::hours(24 * 7)};
 };
 
 class CatalogHttp {

@@ -49,6 +49,7 @@ struct Flags {
   std::string synchronous = "full";
   int busy_timeout_ms = 5000;
   int projection_wait_ms = 5'000;
+  std::int64_t draft_time_ms = 7LL * 24 * 3600 * 1000;
 };
 
 struct Endpoint {
@@ -162,7 +163,8 @@ int Run(const Flags& flags) {
   eshop::CatalogHttp http(
       processor, stores.read_models(), metrics,
       {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes),
-       .projection_wait = std::chrono::milliseconds(flags.projection_wait_ms)});
+       .projection_wait = std::chrono::milliseconds(flags.projection_wait_ms),
+       .draft_time = std::chrono::milliseconds(flags.draft_time_ms)});
   eshop::HttpServer server(
       {.io_threads = flags.io_threads,
        .worker_threads = flags.threads,
@@ -280,6 +282,11 @@ int main(int argc, char** argv) {
                  "it is answered 202 with its position")
       ->capture_default_str()
       ->check(CLI::Range(0, 600'000));
+  app.add_option("--draft-time-ms", flags.draft_time_ms,
+                 "How long a draft ({\"draft\": true}) has to be published in; then its timer "
+                 "expires it and frees its name (default 7 days)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{365} * 24 * 3600 * 1000));
   app.add_option("--write-timeout-ms", flags.write_timeout_ms,
                  "Time to write one response to a client that does not read it; then the "
                  "connection is closed")
