@@ -261,5 +261,26 @@ TEST_F(CatalogHttpInProcess, ACommandThatWaitsIsListedWhenAnsweredOr202WithItsPo
   }
 }
 
+TEST_F(CatalogHttpInProcess, ADraftIsCreatedWithDraftTrueAndPublishedByItsRoute) {
+  const HttpReply draft = Post("/tenants/acme/brands", R"({"name": "Contoso", "draft": true})");
+  ASSERT_EQ(draft.status, 201) << draft.body;
+  EXPECT_EQ(json::parse(draft.body)["status"], "draft");
+  const std::string id = json::parse(draft.body)["id"];
+  EXPECT_EQ(json::parse(http_->Handle("GET", "/tenants/acme/brands/" + id, "", {}).body)["status"],
+            "draft");
+  EXPECT_EQ(Post("/tenants/acme/brands", R"({"name": "Contoso"})").status, 409)
+      << "a draft holds its name";
+  EXPECT_EQ(Post("/tenants/acme/brands", R"({"name": "X", "draft": "yes"})").status, 400);
+
+  const HttpReply published = Post("/tenants/acme/brands/" + id + "/publish", "");
+  ASSERT_EQ(published.status, 200) << published.body;
+  EXPECT_EQ(json::parse(published.body),
+            (json{{"id", id}, {"version", 2}, {"status", "published"}}));
+  const HttpReply again = Post("/tenants/acme/brands/" + id + "/publish", "");
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(json::parse(again.body)["code"], "NOT_DRAFT");
+  EXPECT_EQ(Post("/tenants/acme/brands/nobody/publish", "").status, 404);
+}
+
 }  // namespace
 }  // namespace eshop

@@ -76,13 +76,18 @@ TEST_F(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
   ASSERT_EQ(created.status, 201) << created.Describe();
   const std::string id = created.json.value("id", "");
   EXPECT_EQ(id.size(), 32u);
-  EXPECT_EQ(created.json, (json{{"id", id}, {"name", "Contoso"}, {"version", 1}}));
+  EXPECT_EQ(created.json,
+            (json{{"id", id}, {"name", "Contoso"}, {"version", 1}, {"status", "published"}}));
   EXPECT_EQ(created.Header("Location"), "/tenants/acme/brands/" + id);
   EXPECT_EQ(created.Header("Content-Type"), "application/json");
 
   const Reply got = Get(id);
   ASSERT_EQ(got.status, 200) << got.Describe();
-  EXPECT_EQ(got.json, (json{{"id", id}, {"name", "Contoso"}, {"version", 1}, {"deleted", false}}));
+  EXPECT_EQ(got.json, (json{{"id", id},
+                            {"name", "Contoso"},
+                            {"version", 1},
+                            {"deleted", false},
+                            {"status", "published"}}));
 
   const Reply holder = Holder("contoso");
   ASSERT_EQ(holder.status, 200) << holder.Describe();
@@ -196,8 +201,11 @@ TEST_F(CatalogService, DeleteKeepsTheNameAndRestoreFindsItHeld) {
   const Reply deleted = Send(port(), "DELETE", path);
   ASSERT_EQ(deleted.status, 200) << deleted.Describe();
   EXPECT_EQ(deleted.json, (json{{"id", id}, {"version", 2}, {"deleted", true}}));
-  EXPECT_EQ(Get(id).json,
-            (json{{"id", id}, {"name", "Contoso"}, {"version", 2}, {"deleted", true}}));
+  EXPECT_EQ(Get(id).json, (json{{"id", id},
+                                {"name", "Contoso"},
+                                {"version", 2},
+                                {"deleted", true},
+                                {"status", "published"}}));
 
   // The name stays held.
   EXPECT_EQ(Holder("contoso").json.value("owner", ""), id);
@@ -236,8 +244,11 @@ TEST_F(CatalogService, BrandsAndCategoriesHaveTheirOwnNames) {
   EXPECT_EQ(Holder("contoso").json.value("owner", ""), brand);
 
   const Reply got = Send(port(), "GET", "/tenants/acme/categories/" + category);
-  EXPECT_EQ(got.json,
-            (json{{"id", category}, {"name", "Contoso"}, {"version", 1}, {"deleted", false}}));
+  EXPECT_EQ(got.json, (json{{"id", category},
+                            {"name", "Contoso"},
+                            {"version", 1},
+                            {"deleted", false},
+                            {"status", "published"}}));
   const Reply renamed = Send(port(), "PUT", "/tenants/acme/categories/" + category + "/name",
                              NameBody("Shoes").dump());
   EXPECT_EQ(renamed.json, (json{{"id", category}, {"name", "Shoes"}, {"version", 2}}));
