@@ -618,6 +618,37 @@ std::string Spelling(int i) {
   return name;
 }
 
+// A create that waits until the projection applied it is listed at once, by either process,
+// whichever holds the partition's lease: 1,000 times, alternating the processes.
+TEST(CatalogServiceProjection, ACreateThatWaitsIsInTheListEveryTimeAcrossTwoServicesOnOneFile) {
+  testing_support::TempDir dir;
+  const std::string db = dir.File("wait.db");
+  ServiceProcess first(db, {"--synchronous", "normal", "--partitions", "4"});
+  ASSERT_GT(first.port(), 0);
+  ServiceProcess second(db, {"--synchronous", "normal"});
+  ASSERT_GT(second.port(), 0);
+  int missing = 0;
+  for (int i = 0; i < 1000 && missing < 5; ++i) {
+    const int writer = i % 2 ? first.port() : second.port();
+    const int reader = i % 3 ? first.port() : second.port();
+    const Reply created = Send(writer, "POST", "/tenants/acme/brands?wait=projected",
+                               NameBody("Brand " + std::to_string(i)).dump());
+    ASSERT_EQ(created.status, 201) << i << ": " << created.Describe();
+    const std::string id = created.json.value("id", "");
+    // The page that starts just before the id: the brand, if it is listed.
+    const Reply listed = Send(
+        reader, "GET", "/tenants/acme/brands?limit=1&after=" + id.substr(0, id.size() - 1), "");
+    ASSERT_EQ(listed.status, 200) << listed.Describe();
+    const bool found =
+        listed.json["items"].size() == 1 && listed.json["items"][0].value("id", "") == id;
+    if (!found) {
+      ++missing;
+      ADD_FAILURE() << "brand " << i << " (" << id << ") is not listed: " << listed.Describe();
+    }
+  }
+  if (HasFailure()) std::cerr << first.Log() << "\n" << second.Log() << "\n";
+}
+
 TEST(CatalogServiceRace, TwoServicesOnOneFileGiveOneNameToExactlyOneOf64Clients) {
   testing_support::TempDir dir;
   const std::string db = dir.File("race.db");
