@@ -78,9 +78,8 @@ std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std
         s.name = named.name;
         s.key = named.key;
       })
-      .template Apply<Published>([](Named& s, const Published&) {
-        s.status = std::string(kPublished);
-      })
+      .template Apply<Published>(
+          [](Named& s, const Published&) { s.status = std::string(kPublished); })
       .template Apply<Expired>([](Named& s, const Expired&) {
         s.status = std::string(kExpired);
         s.key.clear();
@@ -209,8 +208,9 @@ std::shared_ptr<const wow::Projection> CatalogProjection() {
       const std::optional<wow::ReadModelRow> stored =
           rows.Find(table, stream.ref.tenant_id, stream.ref.id);
       nlohmann::json body =
-          stored ? nlohmann::json::parse(stored->body)
-                 : nlohmann::json{{"id", stream.ref.id}, {"deleted", false}, {"status", kPublished}};
+          stored
+              ? nlohmann::json::parse(stored->body)
+              : nlohmann::json{{"id", stream.ref.id}, {"deleted", false}, {"status", kPublished}};
       std::string key = stored ? stored->index_key : "";
       for (const wow::EventRecord& event : stream.events) {
         if (event.type == wow::AggregateDeleted::kType) body["deleted"] = true;

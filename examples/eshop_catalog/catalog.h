@@ -134,9 +134,9 @@ ESHOP_EMPTY_MESSAGE(CategoryDraftExpired, "eshop.CategoryDraftExpired")
 inline constexpr std::string_view kDraftExpiry = "draft-expiry";
 
 // The state of a brand or a category: its name ("" before it is created), the key it holds ("" once
-// an expired draft released it), and its status: kPublished, kDraft (created as a draft, holding its
-// name, not published yet) or kExpired (a draft not published in time: its name released; it takes
-// no command but delete).
+// an expired draft released it), and its status: kPublished, kDraft (created as a draft, holding
+// its name, not published yet) or kExpired (a draft not published in time: its name released; it
+// takes no command but delete).
 inline constexpr std::string_view kPublished = "published";
 inline constexpr std::string_view kDraft = "draft";
 inline constexpr std::string_view kExpired = "expired";

@@ -129,9 +129,9 @@ bool CommandQuery(const std::string& query, bool& wait, HttpReply& refused) {
   }
   for (const auto& [name, value] : *parameters) {
     if (name != "wait" || value != "projected" || wait) {
-      refused = ErrorReply(400, "INVALID_PARAMETER",
-                           "a command takes one query parameter, wait=projected; not " + name +
-                               "=" + value);
+      refused = ErrorReply(
+          400, "INVALID_PARAMETER",
+          "a command takes one query parameter, wait=projected; not " + name + "=" + value);
       return false;
     }
     wait = true;
@@ -184,8 +184,7 @@ ListQuery ParseListQuery(const std::string& query, const NamedKind& kind) {
       }
       list.prefix = key.key;
     } else {
-      return refuse("INVALID_PARAMETER",
-                    "a list takes after, limit and prefix; not " + name);
+      return refuse("INVALID_PARAMETER", "a list takes after, limit and prefix; not " + name);
     }
   }
   return list;
@@ -219,8 +218,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
   }
   if (route.action != Action::kCreate && route.action != Action::kLookup &&
-      route.action != Action::kList &&
-      !IsIdentifier(route.id, kMaxIdBytes)) {
+      route.action != Action::kList && !IsIdentifier(route.id, kMaxIdBytes)) {
     return ErrorReply(400, "INVALID_ID",
                       "an id is 1 to " + std::to_string(kMaxIdBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");

@@ -160,11 +160,10 @@ int Run(const Flags& flags) {
   node->Start();
   wow::CommandProcessor& processor = node->processor();
 
-  eshop::CatalogHttp http(
-      processor, stores.read_models(), metrics,
-      {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes),
-       .projection_wait = std::chrono::milliseconds(flags.projection_wait_ms),
-       .draft_time = std::chrono::milliseconds(flags.draft_time_ms)});
+  eshop::CatalogHttp http(processor, stores.read_models(), metrics,
+                          {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes),
+                           .projection_wait = std::chrono::milliseconds(flags.projection_wait_ms),
+                           .draft_time = std::chrono::milliseconds(flags.draft_time_ms)});
   eshop::HttpServer server(
       {.io_threads = flags.io_threads,
        .worker_threads = flags.threads,

@@ -39,9 +39,9 @@ std::vector<NamedKind> CatalogKinds() {
   kinds.push_back(
       MakeKind<CreateBrand, RenameBrand, PublishBrand, BrandCreated, BrandRenamed, BrandPublished>(
           "brand", "brands", "brand-names", kBrandNames));
-  kinds.push_back(MakeKind<CreateCategory, RenameCategory, PublishCategory, CategoryCreated,
-                           CategoryRenamed, CategoryPublished>("category", "categories",
-                                                               "category-names", kCategoryNames));
+  kinds.push_back(
+      MakeKind<CreateCategory, RenameCategory, PublishCategory, CategoryCreated, CategoryRenamed,
+               CategoryPublished>("category", "categories", "category-names", kCategoryNames));
   return kinds;
 }
 

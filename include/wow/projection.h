@@ -52,11 +52,9 @@ class Projection {
   // Calls `fn` for every event of type `Event` in an entry, in order, with its stream.
   template <Message Event>
   Projection& On(std::function<void(const Event&, const Stream&, ReadModelWriter&)> fn) {
-    events_[std::string(Event::kType)] = [fn = std::move(fn)](const nlohmann::json& body,
-                                                               const Stream& stream,
-                                                               ReadModelWriter& rows) {
-      fn(body.get<Event>(), stream, rows);
-    };
+    events_[std::string(Event::kType)] =
+        [fn = std::move(fn)](const nlohmann::json& body, const Stream& stream,
+                             ReadModelWriter& rows) { fn(body.get<Event>(), stream, rows); };
     return *this;
   }
 
@@ -94,8 +92,8 @@ std::vector<Sequence> SubscriptionLag(EventLog& log, const std::string& subscrip
 // set has no read models, they are not transactional, or a partition's lease is live (a node runs
 // its subscriptions); Error(kUnavailable) when a node took a lease during the replay (the rows are
 // then partly rebuilt: rebuild again once it stopped); and what the log or a handler throws.
-std::int64_t RebuildProjection(const StoreSet& stores,
-                               const std::shared_ptr<const Projection>& projection,
-                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+std::int64_t RebuildProjection(
+    const StoreSet& stores, const std::shared_ptr<const Projection>& projection,
+    const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace wow

@@ -74,9 +74,7 @@ TEST_F(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIs
     const wow::CommandResult published_draft = node->processor().Process(
         Brand("p1"), wow::CommandMessage::Of(CreateBrand{"Fabrikam", true, kDraftMs}));
     ASSERT_EQ(published_draft.kind, wow::CommandResult::Kind::kAccepted);
-    ASSERT_EQ(node->processor()
-                  .Process(Brand("p1"), wow::CommandMessage::Of(PublishBrand{}))
-                  .kind,
+    ASSERT_EQ(node->processor().Process(Brand("p1"), wow::CommandMessage::Of(PublishBrand{})).kind,
               wow::CommandResult::Kind::kAccepted);
     ASSERT_TRUE(node->WaitUntilCaughtUp(std::chrono::seconds(10)));
     clock_->Advance(milliseconds(kDraftMs - 1));
@@ -99,21 +97,22 @@ TEST_F(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIs
       << "expired once";
   EXPECT_EQ(EventTypes(*node, Brand("p1")).size(), 2u) << "the published draft is not expired";
 
-  const wow::CommandResult taken = node->processor().Process(
-      Brand("n1"), wow::CommandMessage::Of(CreateBrand{"CONTOSO"}));
-  EXPECT_EQ(taken.kind, wow::CommandResult::Kind::kAccepted) << "the name is free: "
-                                                             << taken.message;
-  const wow::CommandResult kept = node->processor().Process(
-      Brand("n2"), wow::CommandMessage::Of(CreateBrand{"fabrikam"}));
+  const wow::CommandResult taken =
+      node->processor().Process(Brand("n1"), wow::CommandMessage::Of(CreateBrand{"CONTOSO"}));
+  EXPECT_EQ(taken.kind, wow::CommandResult::Kind::kAccepted)
+      << "the name is free: " << taken.message;
+  const wow::CommandResult kept =
+      node->processor().Process(Brand("n2"), wow::CommandMessage::Of(CreateBrand{"fabrikam"}));
   EXPECT_EQ(kept.code, rejections::kNameTaken);
 
   ASSERT_TRUE(node->WaitUntilCaughtUp(std::chrono::seconds(10)));
   const auto row = node->stores().read_models()->Find(std::string(kBrandRows), "acme", "d1");
   ASSERT_TRUE(row.has_value());
   EXPECT_EQ(nlohmann::json::parse(row->body)["status"], "expired");
-  EXPECT_EQ(nlohmann::json::parse(
-                node->stores().read_models()->Find(std::string(kBrandRows), "acme", "p1")->body)
-                ["status"],
+  EXPECT_EQ(nlohmann::json::parse(node->stores()
+                                      .read_models()
+                                      ->Find(std::string(kBrandRows), "acme", "p1")
+                                      ->body)["status"],
             "published");
 }
 

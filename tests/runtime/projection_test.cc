@@ -2,6 +2,8 @@
 // paging, prefixes), an entry's writes kept together or not at all, exactly once on SQLite (the
 // checkpoint commits with the rows, so a failure between the rows and the runner's own commit
 // applies nothing twice) and at least once on memory, the lag, and the rebuild.
+#include "wow/projection.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,6 @@
 
 #include "support/temp_dir.h"
 #include "wow/error.h"
-#include "wow/projection.h"
 #include "wow/store_set.h"
 #include "wow/store_wrappers.h"
 
@@ -74,9 +75,10 @@ class ProjectionTest : public ::testing::TestWithParam<std::string> {
     int appended = 0;
     for (Version v = 1; v <= versions; ++v) {
       for (int a = 0; a < aggregates; ++a) {
-        EXPECT_TRUE(stores_->log()->Append(StreamOf("a" + std::to_string(a), v, a * 100 +
-                                                    static_cast<int>(v)))
-                        .appended());
+        EXPECT_TRUE(
+            stores_->log()
+                ->Append(StreamOf("a" + std::to_string(a), v, a * 100 + static_cast<int>(v)))
+                .appended());
         ++appended;
       }
     }
@@ -129,7 +131,9 @@ TEST_P(ProjectionTest, AnEntryWhoseWorkThrowsKeepsNoneOfItsWrites) {
                Error);
   EXPECT_FALSE(rows().Find("brands", "t1", "b1").has_value());
   EXPECT_THROW(rows().Apply("projection.t", {0, 2},
-                            [](ReadModelWriter& w) { w.Put({"brands", "t1", "b1", 1, "", "{"}); }),
+                            [](ReadModelWriter& w) {
+                              w.Put({"brands", "t1", "b1", 1, "", "{"});
+                            }),
                Error)
       << "a body that is not JSON";
 }

@@ -9,8 +9,8 @@
 
 #include "catalog.h"
 #include "wow/incidents.h"
-#include "wow/projection.h"
 #include "wow/name_key.h"
+#include "wow/projection.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -211,11 +211,11 @@ TEST_F(CatalogHttpInProcess, AListPagesTheProjectedBrandsInIdOrderAndFindsThemBy
 
 TEST_F(CatalogHttpInProcess, BadListParametersAre400AndNameTheParameter) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"limit=0", "INVALID_LIMIT"},          {"limit=501", "INVALID_LIMIT"},
-      {"limit=ten", "INVALID_LIMIT"},        {"limit=5x", "INVALID_LIMIT"},
-      {"after=a%2Fb", "INVALID_AFTER"},      {"after=", "INVALID_AFTER"},
+      {"limit=0", "INVALID_LIMIT"},           {"limit=501", "INVALID_LIMIT"},
+      {"limit=ten", "INVALID_LIMIT"},         {"limit=5x", "INVALID_LIMIT"},
+      {"after=a%2Fb", "INVALID_AFTER"},       {"after=", "INVALID_AFTER"},
       {"prefix=%E2%80%8B", "INVALID_PREFIX"}, {"prefix=a%00", "INVALID_PREFIX"},
-      {"sort=name", "INVALID_PARAMETER"},    {"limit=1&limit=2", "INVALID_PARAMETER"},
+      {"sort=name", "INVALID_PARAMETER"},     {"limit=1&limit=2", "INVALID_PARAMETER"},
       {"after=%zz", "INVALID_QUERY"},
   };
   for (const auto& [query, code] : cases) {
@@ -251,11 +251,10 @@ TEST_F(CatalogHttpInProcess, ACommandThatWaitsIsListedWhenAnsweredOr202WithItsPo
                                           json{{"name", "Brand " + std::to_string(i)}}.dump(), {});
     ASSERT_EQ(created.status, 201) << created.body;
     const std::string id = json::parse(created.body)["id"];
-    const json listed =
-        json::parse(http.Handle("GET", "/tenants/acme/brands?after=" + id.substr(0, id.size() - 1) +
-                                           "&limit=1",
-                                "", {})
-                        .body);
+    const json listed = json::parse(
+        http.Handle("GET", "/tenants/acme/brands?after=" + id.substr(0, id.size() - 1) + "&limit=1",
+                    "", {})
+            .body);
     ASSERT_EQ(listed["items"].size(), 1u);
     EXPECT_EQ(listed["items"][0]["id"], id);
   }

@@ -142,6 +142,28 @@ class WowToolTest : public ::testing::Test {
   // Runs `wow args...` to its end.
   Result RunBare(const std::vector<std::string>& args) { return Collect(Spawn(args, "", false)); }
 
+  // Runs `wow args...` (after "--db <file>") on a fresh pseudo-terminal, reading what it draws
+  // until `until` shows or 20 s pass; the screen in `screen`, the result returned.
+  Result RunOnTerminal(const std::vector<std::string>& args, const std::string& until,
+                       std::string& screen) {
+    const int master = posix_openpt(O_RDWR | O_NOCTTY);
+    EXPECT_GE(master, 0);
+    EXPECT_EQ(grantpt(master), 0);
+    EXPECT_EQ(unlockpt(master), 0);
+    const pid_t pid = Spawn(args, ptsname(master));
+    char buffer[4096];
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (screen.find(until) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd ready{master, POLLIN, 0};
+      if (poll(&ready, 1, 100) <= 0) continue;
+      const ssize_t n = read(master, buffer, sizeof buffer);
+      if (n <= 0) break;  // the tool closed the terminal
+      screen.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(master);
+    return Collect(pid, 10s);
+  }
+
   // A failure: a message on stderr, no crash, no stack trace.
   static void ExpectCleanFailure(const Result& result) {
     EXPECT_THAT(result.err, HasSubstr("wow: "));
@@ -957,25 +979,8 @@ TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {
 TEST_F(MigrateDataTest, DrawsAProgressBarOnATerminal) {
   Log();
   const std::string file = WriteExport({R"({"_id": "contoso", "value": "b-1"})"});
-  const int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  const std::string terminal = ptsname(master);
-  const pid_t pid = Spawn(KeysArgs(file), terminal);
   std::string screen;
-  char buffer[4096];
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (screen.find("bad lines") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd ready{master, POLLIN, 0};
-    if (poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t n = read(master, buffer, sizeof buffer);
-    if (n <= 0) break;  // the tool closed the terminal
-    screen.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(master);
-  const Result result = Collect(pid, 10s);
+  const Result result = RunOnTerminal(KeysArgs(file), "bad lines", screen);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(screen, HasSubstr("100%"));
   EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));  // drawn in place
@@ -1039,24 +1044,9 @@ TEST_F(ProjectionRebuildTest, ALiveLeaseOrAnUnknownProjectionIsRefusedAndDropsNo
 
 TEST_F(ProjectionRebuildTest, DrawsAProgressBarOnATerminal) {
   Fill(300);
-  const int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  const pid_t pid = Spawn({"projection", "rebuild", "catalog"}, ptsname(master));
   std::string screen;
-  char buffer[4096];
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (screen.find("entries applied") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd ready{master, POLLIN, 0};
-    if (poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t n = read(master, buffer, sizeof buffer);
-    if (n <= 0) break;
-    screen.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(master);
-  const Result result = Collect(pid, 10s);
+  const Result result =
+      RunOnTerminal({"projection", "rebuild", "catalog"}, "entries applied", screen);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(screen, HasSubstr("100%  300 of 300 entries"));
   EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));

@@ -62,9 +62,8 @@ void AddProjectionCommands(CLI::App& app, Globals& globals, Action& action) {
       "services that run it first)");
   auto name = std::make_shared<std::string>();
   rebuild->add_option("name", *name, "The projection, such as catalog")->required();
-  rebuild->callback([&globals, &action, name] {
-    action = [&globals, name] { return Rebuild(globals, *name); };
-  });
+  rebuild->callback(
+      [&globals, &action, name] { action = [&globals, name] { return Rebuild(globals, *name); }; });
 }
 
 }  // namespace wow::tool

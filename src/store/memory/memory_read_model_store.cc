@@ -40,8 +40,7 @@ class MemoryReadModelStore final : public ReadModelStore {
     std::vector<ReadModelRow> page;
     for (auto it = rows_.upper_bound({query.table, query.tenant_id, query.after});
          it != rows_.end() && std::get<0>(it->first) == query.table &&
-         std::get<1>(it->first) == query.tenant_id &&
-         static_cast<int>(page.size()) < query.limit;
+         std::get<1>(it->first) == query.tenant_id && static_cast<int>(page.size()) < query.limit;
          ++it) {
       if (core::ReadModelQueryMatches(query, it->second)) page.push_back(it->second);
     }

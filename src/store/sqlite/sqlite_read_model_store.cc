@@ -37,7 +37,8 @@ ReadModelRow RowFrom(const Query& q) {
 std::optional<ReadModelRow> FindRow(Connection& c, const std::string& context,
                                     const std::string& table, const std::string& tenant_id,
                                     const std::string& id) {
-  Query q(c, std::string(kSelect) + "WHERE context = ?1 AND tbl = ?2 AND tenant_id = ?3 AND id = ?4");
+  Query q(c,
+          std::string(kSelect) + "WHERE context = ?1 AND tbl = ?2 AND tenant_id = ?3 AND id = ?4");
   q.Bind(1, context).Bind(2, table).Bind(3, tenant_id).Bind(4, id);
   if (!q.Step()) return std::nullopt;
   return RowFrom(q);
@@ -115,8 +116,7 @@ class SqliteReadModelStore final : public ReadModelStore {
 
   std::optional<ReadModelRow> Find(const std::string& table, const std::string& tenant_id,
                                    const std::string& id) override {
-    return db_->Read(
-        [&](Connection& r) { return FindRow(r, context_, table, tenant_id, id); });
+    return db_->Read([&](Connection& r) { return FindRow(r, context_, table, tenant_id, id); });
   }
 
   std::vector<ReadModelRow> List(const ReadModelQuery& query) override {
