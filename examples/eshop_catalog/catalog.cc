@@ -47,7 +47,8 @@ Named NamedBy(const std::string& name, const std::string& key) {
 }
 
 // The kind of named aggregate: the brand or the category, with its namespace and messages.
-template <typename Create, typename Rename, typename Created, typename Renamed>
+template <typename Create, typename Rename, typename Publish, typename Expire, typename Created,
+          typename Renamed, typename Published, typename Expired>
 std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std::string_view ns,
                                                            std::string noun) {
   // Reserves the key of `name` for this aggregate. Returns the name checked, or the rejection of
@@ -62,25 +63,48 @@ std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std
     }
     return checked;
   };
+  auto expired = [noun] {
+    return Decision::Reject(std::string(rejections::kDraftExpired),
+                            "This " + noun + " was a draft not published in time.");
+  };
   auto aggregate = std::make_shared<wow::AggregateType<Named>>(std::move(type));
   aggregate->Reserves(ns)  // per tenant
-      .Apply<Created>([](Named& s, const Created& e) { s = NamedBy(e.name, e.key); })
-      .template Apply<Renamed>([](Named& s, const Renamed& e) { s = NamedBy(e.name, e.key); })
+      .Apply<Created>([](Named& s, const Created& e) {
+        s = NamedBy(e.name, e.key);
+        s.status = std::string(e.draft ? kDraft : kPublished);
+      })
+      .template Apply<Renamed>([](Named& s, const Renamed& e) {
+        const Named named = NamedBy(e.name, e.key);
+        s.name = named.name;
+        s.key = named.key;
+      })
+      .template Apply<Published>(
+          [](Named& s, const Published&) { s.status = std::string(kPublished); })
+      .template Apply<Expired>([](Named& s, const Expired&) {
+        s.status = std::string(kExpired);
+        s.key.clear();
+      })
       .template Decide<Create>([take, noun](const Named& s, const Create& c, DecideScope& scope) {
         if (!s.name.empty()) {
           return Decision::Reject(std::string(rejections::kAlreadyCreated),
                                   "This " + noun + " exists already.");
         }
+        if (c.draft && c.draft_ms <= 0) {
+          return Decision::Reject(std::string(rejections::kInvalidDraftTime),
+                                  "A draft needs a positive draft time.");
+        }
         auto taken = take(c.name, scope);
         if (auto* refused = std::get_if<Decision>(&taken)) return *refused;
         CheckedName& checked = std::get<CheckedName>(taken);
-        return Decision::Events(Created{std::move(checked.name), std::move(checked.key)});
+        if (c.draft) scope.Schedule(kDraftExpiry, scope.Now() + c.draft_ms, scope.self(), Expire{});
+        return Decision::Events(Created{std::move(checked.name), std::move(checked.key), c.draft});
       })
       .template Decide<Rename>(
-          [take, ns, noun](const Named& s, const Rename& c, DecideScope& scope) {
+          [take, ns, noun, expired](const Named& s, const Rename& c, DecideScope& scope) {
             if (s.name.empty()) {
               return Decision::Reject(std::string(rejections::kNotFound), "No such " + noun + ".");
             }
+            if (s.status == kExpired) return expired();
             if (wow::TrimName(c.name) == s.name) return Decision::NoOp();
             auto taken = take(c.name, scope);
             if (auto* refused = std::get_if<Decision>(&taken)) return *refused;
@@ -88,7 +112,26 @@ std::shared_ptr<const wow::AggregateType<Named>> NamedType(std::string type, std
             // A new spelling of the same name keeps its key.
             if (checked.key != s.key) scope.Release(ns, s.key);
             return Decision::Events(Renamed{std::move(checked.name), std::move(checked.key)});
-          });
+          })
+      .template Decide<Publish>(
+          [noun, expired](const Named& s, const Publish&, DecideScope& scope) {
+            if (s.name.empty()) {
+              return Decision::Reject(std::string(rejections::kNotFound), "No such " + noun + ".");
+            }
+            if (s.status == kExpired) return expired();
+            if (s.status != kDraft) {
+              return Decision::Reject(std::string(rejections::kNotDraft),
+                                      "This " + noun + " is published already.");
+            }
+            scope.Cancel(kDraftExpiry);
+            return Decision::Events(Published{});
+          })
+      .template Decide<Expire>([ns](const Named& s, const Expire&, DecideScope& scope) {
+        // Published meanwhile (or never a draft): nothing to expire.
+        if (s.status != kDraft) return Decision::NoOp();
+        scope.Release(ns, s.key);
+        return Decision::Events(Expired{});
+      });
   return aggregate;
 }
 
@@ -141,14 +184,58 @@ std::string LegacyNameKey(std::string_view name) {
 
 std::shared_ptr<const wow::AggregateType<Named>> BrandType() {
   static const auto type =
-      NamedType<CreateBrand, RenameBrand, BrandCreated, BrandRenamed>("brand", kBrandNames, "brand");
+      NamedType<CreateBrand, RenameBrand, PublishBrand, ExpireBrandDraft, BrandCreated,
+                BrandRenamed, BrandPublished, BrandDraftExpired>("brand", kBrandNames, "brand");
   return type;
 }
 
 std::shared_ptr<const wow::AggregateType<Named>> CategoryType() {
-  static const auto type = NamedType<CreateCategory, RenameCategory, CategoryCreated,
-                                     CategoryRenamed>("category", kCategoryNames, "category");
+  static const auto type =
+      NamedType<CreateCategory, RenameCategory, PublishCategory, ExpireCategoryDraft,
+                CategoryCreated, CategoryRenamed, CategoryPublished, CategoryDraftExpired>(
+          "category", kCategoryNames, "category");
   return type;
+}
+
+std::shared_ptr<const wow::Projection> CatalogProjection() {
+  static const auto projection = [] {
+    auto catalog = std::make_shared<wow::Projection>(
+        "catalog", std::vector<std::string>{std::string(kBrandRows), std::string(kCategoryRows)});
+    catalog->OnEntry([](const wow::Entry& entry, wow::ReadModelWriter& rows) {
+      const wow::Stream& stream = entry.stream;
+      const std::string table(stream.ref.aggregate == BrandType()->name() ? kBrandRows
+                                                                          : kCategoryRows);
+      const std::optional<wow::ReadModelRow> stored =
+          rows.Find(table, stream.ref.tenant_id, stream.ref.id);
+      nlohmann::json body =
+          stored
+              ? nlohmann::json::parse(stored->body)
+              : nlohmann::json{{"id", stream.ref.id}, {"deleted", false}, {"status", kPublished}};
+      std::string key = stored ? stored->index_key : "";
+      for (const wow::EventRecord& event : stream.events) {
+        if (event.type == wow::AggregateDeleted::kType) body["deleted"] = true;
+        if (event.type == wow::AggregateRestored::kType) body["deleted"] = false;
+        if (event.type == BrandPublished::kType || event.type == CategoryPublished::kType) {
+          body["status"] = kPublished;
+        }
+        if (event.type == BrandDraftExpired::kType || event.type == CategoryDraftExpired::kType) {
+          body["status"] = kExpired;
+        }
+        const nlohmann::json fields = nlohmann::json::parse(event.body);
+        if (fields.value("draft", false)) body["status"] = kDraft;
+        if (fields.contains("name") && fields.contains("key")) {
+          const std::string name = fields["name"].get<std::string>();
+          const std::string recorded = fields["key"].get<std::string>();
+          body["name"] = name;
+          key = recorded.empty() ? LegacyNameKey(name) : recorded;
+        }
+      }
+      body["version"] = stream.version;
+      rows.Put({table, stream.ref.tenant_id, stream.ref.id, stream.version, key, body.dump()});
+    });
+    return catalog;
+  }();
+  return projection;
 }
 
 }  // namespace eshop

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -11,6 +13,7 @@
 #include "http_text.h"
 #include "wow/incidents.h"
 #include "wow/name_key.h"
+#include "wow/subscription.h"
 
 namespace eshop {
 namespace {
@@ -55,9 +58,17 @@ std::string NameOf(const wow::EventRecord& record) {
   return "";
 }
 
-// The "name" of a command's JSON body; nullopt, with `refused` set, when the body is not a JSON
-// object with a string "name". (The aggregate checks the name.)
-std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refused) {
+// Whether `record` (a BrandCreated, ...) made a draft.
+bool DraftOf(const wow::EventRecord& record) {
+  const json body = json::parse(record.body, nullptr, false);
+  return body.is_object() && body.value("draft", false);
+}
+
+// The "name" of a command's JSON body, and its "draft" (false when absent) in `draft` when given;
+// nullopt, with `refused` set, when the body is not a JSON object with a string "name" (and a
+// boolean "draft", if any). (The aggregate checks the name.)
+std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refused,
+                                        bool* draft = nullptr) {
   const json parsed = json::parse(body.begin(), body.end(), nullptr, false);
   if (parsed.is_discarded()) {
     refused = ErrorReply(400, "MALFORMED_JSON", "the body is not well-formed JSON (UTF-8)");
@@ -77,22 +88,35 @@ std::optional<std::string> NameFromBody(std::string_view body, HttpReply& refuse
     refused = ErrorReply(400, "INVALID_BODY", "\"name\" must be a string");
     return std::nullopt;
   }
+  if (auto d = parsed.find("draft"); draft != nullptr && d != parsed.end()) {
+    if (!d->is_boolean()) {
+      refused = ErrorReply(400, "INVALID_BODY", "\"draft\" must be true or false");
+      return std::nullopt;
+    }
+    *draft = d->get<bool>();
+  }
   return it->get<std::string>();
 }
 
 // The response to a command that committed `version` of aggregate `id`.
 HttpReply Success(const NamedKind& kind, Action action, const std::string& tenant,
                   const std::string& id, wow::Version version, const std::string& name,
-                  bool replayed) {
+                  bool replayed, bool draft = false) {
   HttpReply reply;
   switch (action) {
     case Action::kCreate:
-      reply = JsonReply(201, json{{"id", id}, {"name", name}, {"version", version}});
+      reply = JsonReply(201, json{{"id", id},
+                                  {"name", name},
+                                  {"version", version},
+                                  {"status", draft ? kDraft : kPublished}});
       reply.headers.emplace_back("Location",
                                  "/tenants/" + tenant + "/" + kind.collection + "/" + id);
       break;
     case Action::kRename:
       reply = JsonReply(200, json{{"id", id}, {"name", name}, {"version", version}});
+      break;
+    case Action::kPublish:
+      reply = JsonReply(200, json{{"id", id}, {"version", version}, {"status", kPublished}});
       break;
     default:
       reply = JsonReply(
@@ -117,16 +141,95 @@ std::string ExpectedEvent(const NamedKind& kind, Action action) {
       return kind.renamed;
     case Action::kDelete:
       return std::string(wow::AggregateDeleted::kType);
+    case Action::kPublish:
+      return kind.published;
     default:
       return std::string(wow::AggregateRestored::kType);
   }
 }
 
+// The parameters of a command's query: wait=projected or nothing. False, with `refused` set, for
+// anything else.
+bool CommandQuery(const std::string& query, bool& wait, HttpReply& refused) {
+  const auto parameters = ParseQuery(query);
+  if (!parameters) {
+    refused = ErrorReply(400, "INVALID_QUERY", "the query has a malformed percent-encoding");
+    return false;
+  }
+  for (const auto& [name, value] : *parameters) {
+    if (name != "wait" || value != "projected" || wait) {
+      refused = ErrorReply(
+          400, "INVALID_PARAMETER",
+          "a command takes one query parameter, wait=projected; not " + name + "=" + value);
+      return false;
+    }
+    wait = true;
+  }
+  return true;
+}
+
+// A list's parameters, or why they are refused.
+struct ListQuery {
+  std::string after;
+  std::string prefix;  // the key of the prefix asked for; "" lists all
+  int limit = kDefaultListLimit;
+  std::optional<HttpReply> refused;
+};
+
+ListQuery ParseListQuery(const std::string& query, const NamedKind& kind) {
+  ListQuery list;
+  auto refuse = [&](std::string code, std::string message) {
+    list.refused = ErrorReply(400, std::move(code), std::move(message));
+    return list;
+  };
+  const auto parameters = ParseQuery(query);
+  if (!parameters) return refuse("INVALID_QUERY", "the query has a malformed percent-encoding");
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *parameters) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return refuse("INVALID_PARAMETER", "the parameter " + name + " is given twice");
+    }
+    seen.push_back(name);
+    if (name == "after") {
+      if (!wow::IsUnreservedId(value, kMaxIdBytes)) {
+        return refuse("INVALID_AFTER", "after is an id: 1 to " + std::to_string(kMaxIdBytes) +
+                                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
+      }
+      list.after = value;
+    } else if (name == "limit") {
+      int limit = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), limit);
+      if (error != std::errc() || end != value.data() + value.size() || limit < 1 ||
+          limit > kMaxListLimit) {
+        return refuse("INVALID_LIMIT",
+                      "limit is a whole number from 1 to " + std::to_string(kMaxListLimit));
+      }
+      list.limit = limit;
+    } else if (name == "prefix") {
+      const wow::NameKeyResult key = wow::MakeNameKey(value);
+      if (key.kind != wow::NameKeyResult::Kind::kKey) {
+        const CheckedName checked = CheckName(value, kind.noun);
+        return refuse("INVALID_PREFIX", "prefix is the start of a name: " + checked.message);
+      }
+      list.prefix = key.key;
+    } else {
+      return refuse("INVALID_PARAMETER", "a list takes after, limit and prefix; not " + name);
+    }
+  }
+  return list;
+}
+
 }  // namespace
 
-CatalogHandlers::CatalogHandlers(wow::CommandProcessor& processor, ServiceMetrics& metrics,
-                                 ResendPolicy resend)
-    : processor_(processor), metrics_(metrics), resend_(resend) {}
+CatalogHandlers::CatalogHandlers(wow::CommandProcessor& processor,
+                                 std::shared_ptr<wow::ReadModelStore> read_models,
+                                 ServiceMetrics& metrics, ResendPolicy resend)
+    : processor_(processor),
+      read_models_(std::move(read_models)),
+      metrics_(metrics),
+      resend_(resend) {
+  wow::Require(read_models_ != nullptr, "the catalog's handlers need its read models");
+}
 
 HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                                  std::optional<std::string_view> idempotency_key) {
@@ -144,7 +247,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
   }
   if (route.action != Action::kCreate && route.action != Action::kLookup &&
-      !wow::IsUnreservedId(route.id, kMaxIdBytes)) {
+      route.action != Action::kList && !wow::IsUnreservedId(route.id, kMaxIdBytes)) {
     return ErrorReply(400, "INVALID_ID",
                       "an id is 1 to " + std::to_string(kMaxIdBytes) +
                           " characters of A-Z, a-z, 0-9, '.', '_', '~' and '-'");
@@ -154,6 +257,7 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                               route.action == Action::kCreate ? wow::NewId() : route.id};
   if (route.action == Action::kGet) return Get(kind, ref);
   if (route.action == Action::kLookup) return Lookup(kind, route.tenant, route.name);
+  if (route.action == Action::kList) return List(kind, route.tenant, route.query);
 
   // The commands.
   if (idempotency_key && !IsValidIdempotencyKey(*idempotency_key)) {
@@ -161,16 +265,19 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                       "an Idempotency-Key is 1 to " + std::to_string(kMaxIdempotencyKeyBytes) +
                           " visible ASCII characters");
   }
+  bool wait = false;
+  HttpReply refused;
+  if (!CommandQuery(route.query, wait, refused)) return refused;
   std::optional<std::string> name;
+  bool draft = false;
   if (route.action == Action::kCreate || route.action == Action::kRename) {
-    HttpReply refused;
-    name = NameFromBody(body, refused);
+    name = NameFromBody(body, refused, route.action == Action::kCreate ? &draft : nullptr);
     if (!name) return refused;
   }
   wow::CommandMessage command;
   switch (route.action) {
     case Action::kCreate:
-      command = kind.create(*name);
+      command = kind.create(*name, draft ? resend_.draft_time.count() : 0);
       break;
     case Action::kRename:
       command = kind.rename(*name);
@@ -178,13 +285,16 @@ HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
     case Action::kDelete:
       command = wow::CommandMessage::Of(wow::DeleteAggregate{});
       break;
+    case Action::kPublish:
+      command = kind.publish();
+      break;
     default:
       command = wow::CommandMessage::Of(wow::RestoreAggregate{});
       break;
   }
   std::optional<std::string> key;
   if (idempotency_key) key = std::string(*idempotency_key);
-  return Run(kind, route.action, ref, command, key, name);
+  return Run(kind, route.action, ref, command, key, name, wait);
 }
 
 // 200 while the store answers reads and neither damage nor a key incident was found; 503 naming
@@ -216,10 +326,42 @@ HttpReply CatalogHandlers::Metrics() {
 HttpReply CatalogHandlers::Get(const NamedKind& kind, const wow::AggregateRef& ref) {
   const wow::LoadedAggregate loaded = processor_.Load(ref);
   if (loaded.version == 0) return NotFound(kind, ref);
+  const Named& named = loaded.As<Named>();
   return JsonReply(200, json{{"id", ref.id},
-                             {"name", loaded.As<Named>().name},
+                             {"name", named.name},
                              {"version", loaded.version},
-                             {"deleted", loaded.deleted}});
+                             {"deleted", loaded.deleted},
+                             {"status", named.status}});
+}
+
+HttpReply CatalogHandlers::List(const NamedKind& kind, const std::string& tenant,
+                                const std::string& query) {
+  const ListQuery list = ParseListQuery(query, kind);
+  if (list.refused) return *list.refused;
+  const std::vector<wow::ReadModelRow> rows =
+      read_models_->List({kind.collection, tenant, list.after, list.prefix, list.limit});
+  json items = json::array();
+  for (const wow::ReadModelRow& row : rows) items.push_back(json::parse(row.body));
+  json body{{"items", std::move(items)}};
+  // A full page may have more after it; the client asks again with after=next.
+  body["next"] = static_cast<int>(rows.size()) == list.limit ? json(rows.back().id) : json(nullptr);
+  return JsonReply(200, body);
+}
+
+HttpReply CatalogHandlers::AfterProjected(HttpReply reply, const wow::CommandResult& result) {
+  std::vector<wow::Sequence> heads(static_cast<size_t>(result.position.partition) + 1, 0);
+  heads.back() = result.position.sequence;
+  if (wow::WaitForCheckpoints(processor_.log(), {CatalogProjection()->subscription()}, heads,
+                              SteadyClock::now() + resend_.projection_wait)) {
+    return reply;
+  }
+  json body = json::parse(reply.body);
+  body["position"] = {{"partition", result.position.partition},
+                      {"sequence", result.position.sequence}};
+  body["projected"] = false;
+  reply.status = 202;
+  reply.body = body.dump();
+  return reply;
 }
 
 HttpReply CatalogHandlers::Lookup(const NamedKind& kind, const std::string& tenant,
@@ -260,7 +402,12 @@ HttpReply CatalogHandlers::Lookup(const NamedKind& kind, const std::string& tena
 HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::AggregateRef& ref,
                                const wow::CommandMessage& command,
                                const std::optional<std::string>& key,
-                               const std::optional<std::string>& name) {
+                               const std::optional<std::string>& name, bool wait) {
+  // A success waits for the projection when asked to.
+  auto answered = [&](HttpReply reply, const wow::CommandResult& committed) {
+    if (!wait || reply.status >= 300) return reply;
+    return AfterProjected(std::move(reply), committed);
+  };
   // Without a key the processor makes a fresh request id (and skips looking it up); a resend
   // after an unknown outcome uses the id the outcome names.
   std::string request_id = key ? *key : std::string();
@@ -304,14 +451,16 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
 
   switch (result.kind) {
     case wow::CommandResult::Kind::kAccepted:
-      return Success(kind, action, ref.tenant_id, ref.id, result.version,
-                     result.events.empty() ? "" : NameOf(result.events.front()), false);
+      return answered(Success(kind, action, ref.tenant_id, ref.id, result.version,
+                              result.events.empty() ? "" : NameOf(result.events.front()), false,
+                              !result.events.empty() && DraftOf(result.events.front())),
+                      result);
     case wow::CommandResult::Kind::kNoOp:
       // Only a rename to the name the aggregate has is a no-op.
       return Success(kind, action, ref.tenant_id, ref.id, result.version,
                      name ? wow::TrimName(*name) : "", false);
     case wow::CommandResult::Kind::kDuplicate:
-      return Replay(kind, action, ref, result, name);
+      return answered(Replay(kind, action, ref, result, name), result);
     case wow::CommandResult::Kind::kUnknown: {
       HttpReply reply = ErrorReply(
           503, "OUTCOME_UNKNOWN",
@@ -336,7 +485,7 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
       duplicate.position = original->position;
       duplicate.events = std::move(original->stream.events);
       duplicate.request_id = request_id;
-      return Replay(kind, action, ref, duplicate, name);
+      return answered(Replay(kind, action, ref, duplicate, name), duplicate);
     }
   }
   return Rejection(kind, ref, result);
@@ -367,7 +516,7 @@ HttpReply CatalogHandlers::Replay(const NamedKind& kind, Action action,
                           std::to_string(original.version) + "); use a fresh key");
   }
   return Success(kind, action, ref.tenant_id, original.target.id, original.version, original_name,
-                 true);
+                 true, DraftOf(event));
 }
 
 HttpReply CatalogHandlers::Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
@@ -379,6 +528,7 @@ HttpReply CatalogHandlers::Rejection(const NamedKind& kind, const wow::Aggregate
   }
   if (code == rejections::kNotFound || code == wow::rejections::kAggregateNotFound) return NotFound(kind, ref);
   if (code == rejections::kNameTaken || code == rejections::kAlreadyCreated ||
+      code == rejections::kNotDraft || code == rejections::kDraftExpired ||
       code == wow::rejections::kAggregateDeleted || code == wow::rejections::kAggregateNotDeleted) {
     std::string message = result.message;
     if (code == wow::rejections::kAggregateDeleted) {

@@ -10,7 +10,10 @@
 // unknown outcome, or busy for a command with a key) the command is sent again with the same
 // request id a few times before the client gets a 503.
 //
-// Name lookups judge a pending reservation's expiry by the processor's clock.
+// Name lookups judge a pending reservation's expiry by the processor's clock. Lists read the
+// catalog projection's rows (CatalogProjection) only. A command with the query parameter
+// wait=projected is answered once the projection has applied its stream, or with 202 and the
+// stream's position when that takes longer than the policy's projection wait.
 //
 // Thread-safety: safe for concurrent use. Serve blocks on the store: call it off I/O threads.
 #pragma once
@@ -27,6 +30,7 @@
 #include "service_metrics.h"
 #include "wow/command_processor.h"
 #include "wow/error.h"
+#include "wow/read_model.h"
 
 namespace eshop {
 
@@ -35,13 +39,24 @@ struct ResendPolicy {
   // or Error(kUnavailable); then the client gets 503 with Retry-After.
   int attempts = 3;
   std::chrono::milliseconds backoff{25};  // doubled per attempt
+  // How long a command with wait=projected waits for the catalog projection; then 202.
+  std::chrono::milliseconds projection_wait{5'000};
+  // How long a draft has to be published in before it expires.
+  std::chrono::milliseconds draft_time{std::chrono::hours(24 * 7)};
 };
+
+// The most rows a list returns (its `limit`), and how many it returns without one.
+inline constexpr int kMaxListLimit = 500;
+inline constexpr int kDefaultListLimit = 50;
 
 class CatalogHandlers {
  public:
   // REQUIRES: `processor` and `metrics` outlive this object; `processor` has the aggregate types
-  // of the routes' kinds registered.
-  CatalogHandlers(wow::CommandProcessor& processor, ServiceMetrics& metrics, ResendPolicy resend);
+  // of the routes' kinds registered; `read_models` is not null and a runner applies
+  // CatalogProjection to them.
+  CatalogHandlers(wow::CommandProcessor& processor,
+                  std::shared_ptr<wow::ReadModelStore> read_models, ServiceMetrics& metrics,
+                  ResendPolicy resend);
 
   CatalogHandlers(const CatalogHandlers&) = delete;
   CatalogHandlers& operator=(const CatalogHandlers&) = delete;
@@ -60,10 +75,14 @@ class CatalogHandlers {
   HttpReply Health();
   HttpReply Metrics();
   HttpReply Get(const NamedKind& kind, const wow::AggregateRef& ref);
+  HttpReply List(const NamedKind& kind, const std::string& tenant, const std::string& query);
   HttpReply Lookup(const NamedKind& kind, const std::string& tenant, const std::string& name);
   HttpReply Run(const NamedKind& kind, Action action, const wow::AggregateRef& ref,
                 const wow::CommandMessage& command, const std::optional<std::string>& key,
-                const std::optional<std::string>& name);
+                const std::optional<std::string>& name, bool wait);
+  // `reply` once the catalog projection has applied the stream at `position`; 202 with the
+  // position when it has not within the policy's projection wait.
+  HttpReply AfterProjected(HttpReply reply, const wow::CommandResult& result);
   HttpReply Replay(const NamedKind& kind, Action action, const wow::AggregateRef& ref,
                    const wow::CommandResult& original, const std::optional<std::string>& name);
   HttpReply Rejection(const NamedKind& kind, const wow::AggregateRef& ref,
@@ -72,6 +91,7 @@ class CatalogHandlers {
                         const std::string& key);
 
   wow::CommandProcessor& processor_;
+  std::shared_ptr<wow::ReadModelStore> read_models_;
   ServiceMetrics& metrics_;
   const ResendPolicy resend_;
   std::array<std::mutex, 256> key_stripes_;

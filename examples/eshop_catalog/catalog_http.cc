@@ -8,8 +8,9 @@
 
 namespace eshop {
 
-CatalogHttp::CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<ServiceMetrics> metrics,
-                         CatalogHttpOptions options)
+CatalogHttp::CatalogHttp(wow::CommandProcessor& processor,
+                         std::shared_ptr<wow::ReadModelStore> read_models,
+                         std::shared_ptr<ServiceMetrics> metrics, CatalogHttpOptions options)
     : metrics_(std::move(metrics)),
       max_body_bytes_(options.max_body_bytes),
       router_(CatalogKinds()) {
@@ -19,7 +20,9 @@ CatalogHttp::CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<Servi
   wow::MakeNameKey("Warm-up");
   LegacyNameKey("Warm-up");
   handlers_ = std::make_unique<CatalogHandlers>(
-      processor, *metrics_, ResendPolicy{options.resend_attempts, options.resend_backoff});
+      processor, std::move(read_models), *metrics_,
+      ResendPolicy{options.resend_attempts, options.resend_backoff, options.projection_wait,
+                   options.draft_time});
 }
 
 CatalogHttp::~CatalogHttp() = default;

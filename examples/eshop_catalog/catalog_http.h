@@ -33,14 +33,19 @@ struct CatalogHttpOptions {
   // or Error(kUnavailable); then the client gets 503 with Retry-After.
   int resend_attempts = 3;
   std::chrono::milliseconds resend_backoff{25};  // doubled per attempt
+  // How long a command with wait=projected waits for the catalog projection; then 202.
+  std::chrono::milliseconds projection_wait{5'000};
+  // How long a draft ({"draft": true}) has to be published in before its timer expires it.
+  std::chrono::milliseconds draft_time{std::chrono::hours(24 * 7)};
 };
 
 class CatalogHttp {
  public:
   // REQUIRES: `processor` outlives this object and has BrandType() and CategoryType() registered;
-  // `metrics` is not null. Construct it before the threads that call Handle start.
-  CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<ServiceMetrics> metrics,
-              CatalogHttpOptions options = {});
+  // a runner applies CatalogProjection() to `read_models` (the lists read them); `metrics` is
+  // not null. Construct it before the threads that call Handle start.
+  CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<wow::ReadModelStore> read_models,
+              std::shared_ptr<ServiceMetrics> metrics, CatalogHttpOptions options = {});
   ~CatalogHttp();
 
   CatalogHttp(const CatalogHttp&) = delete;

@@ -48,6 +48,8 @@ struct Flags {
   int write_timeout_ms = 10'000;
   std::string synchronous = "full";
   int busy_timeout_ms = 5000;
+  int projection_wait_ms = 5'000;
+  std::int64_t draft_time_ms = 7LL * 24 * 3600 * 1000;
 };
 
 struct Endpoint {
@@ -152,11 +154,16 @@ int Run(const Flags& flags) {
       node_options);
   node->Register(eshop::BrandType());
   node->Register(eshop::CategoryType());
+  node->AddSubscription(
+      wow::NewProjectionSubscription(eshop::CatalogProjection(), stores.read_models()));
+  metrics->WatchLag(stores.log(), eshop::CatalogProjection()->subscription());
   node->Start();
   wow::CommandProcessor& processor = node->processor();
 
-  eshop::CatalogHttp http(processor, metrics,
-                          {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes)});
+  eshop::CatalogHttp http(processor, stores.read_models(), metrics,
+                          {.max_body_bytes = static_cast<std::size_t>(flags.max_body_bytes),
+                           .projection_wait = std::chrono::milliseconds(flags.projection_wait_ms),
+                           .draft_time = std::chrono::milliseconds(flags.draft_time_ms)});
   eshop::HttpServer server(
       {.io_threads = flags.io_threads,
        .worker_threads = flags.threads,
@@ -269,6 +276,16 @@ int main(int argc, char** argv) {
                  "alive after an answer); then it is closed")
       ->capture_default_str()
       ->check(CLI::Range(1, 3'600'000));
+  app.add_option("--projection-wait-ms", flags.projection_wait_ms,
+                 "How long a command with ?wait=projected waits for the lists to show it; then "
+                 "it is answered 202 with its position")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600'000));
+  app.add_option("--draft-time-ms", flags.draft_time_ms,
+                 "How long a draft ({\"draft\": true}) has to be published in; then its timer "
+                 "expires it and frees its name (default 7 days)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{365} * 24 * 3600 * 1000));
   app.add_option("--write-timeout-ms", flags.write_timeout_ms,
                  "Time to write one response to a client that does not read it; then the "
                  "connection is closed")

@@ -9,7 +9,8 @@
 namespace eshop {
 namespace {
 
-template <typename Create, typename Rename, typename Created, typename Renamed>
+template <typename Create, typename Rename, typename Publish, typename Created, typename Renamed,
+          typename Published>
 NamedKind MakeKind(std::string aggregate, std::string collection, std::string names,
                    std::string_view ns) {
   NamedKind kind;
@@ -20,8 +21,12 @@ NamedKind MakeKind(std::string aggregate, std::string collection, std::string na
   kind.ns = std::string(ns);
   kind.created = std::string(Created::kType);
   kind.renamed = std::string(Renamed::kType);
-  kind.create = [](const std::string& name) { return wow::CommandMessage::Of(Create{name}); };
+  kind.published = std::string(Published::kType);
+  kind.create = [](const std::string& name, std::int64_t draft_ms) {
+    return wow::CommandMessage::Of(Create{name, draft_ms > 0, draft_ms});
+  };
   kind.rename = [](const std::string& name) { return wow::CommandMessage::Of(Rename{name}); };
+  kind.publish = [] { return wow::CommandMessage::Of(Publish{}); };
   return kind;
 }
 
@@ -31,10 +36,12 @@ using Methods = std::vector<std::pair<std::string_view, Action>>;
 
 std::vector<NamedKind> CatalogKinds() {
   std::vector<NamedKind> kinds;
-  kinds.push_back(MakeKind<CreateBrand, RenameBrand, BrandCreated, BrandRenamed>(
-      "brand", "brands", "brand-names", kBrandNames));
-  kinds.push_back(MakeKind<CreateCategory, RenameCategory, CategoryCreated, CategoryRenamed>(
-      "category", "categories", "category-names", kCategoryNames));
+  kinds.push_back(
+      MakeKind<CreateBrand, RenameBrand, PublishBrand, BrandCreated, BrandRenamed, BrandPublished>(
+          "brand", "brands", "brand-names", kBrandNames));
+  kinds.push_back(
+      MakeKind<CreateCategory, RenameCategory, PublishCategory, CategoryCreated, CategoryRenamed,
+               CategoryPublished>("category", "categories", "category-names", kCategoryNames));
   return kinds;
 }
 
@@ -48,6 +55,8 @@ std::string_view CommandName(Action action) {
       return "delete";
     case Action::kRestore:
       return "restore";
+    case Action::kPublish:
+      return "publish";
     default:
       return "none";
   }
@@ -57,8 +66,10 @@ Router::Router(std::vector<NamedKind> kinds) : kinds_(std::move(kinds)) {}
 
 RouteMatch Router::Match(std::string_view method, std::string_view target) const {
   RouteMatch match;
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::size_t question = target.find('?');
+  const std::string_view path = target.substr(0, question);
   match.path = std::string(path);
+  if (question != std::string_view::npos) match.route.query = target.substr(question + 1);
   if (path.empty() || path.front() != '/') {
     match.outcome = RouteMatch::Outcome::kBadPath;
     match.message = "the request target must be a path starting with /";
@@ -92,7 +103,7 @@ RouteMatch Router::Match(std::string_view method, std::string_view target) const
       if (segments[2] == kind.collection) {
         route.kind = &kind;
         if (segments.size() == 3) {
-          methods = {{"POST", Action::kCreate}};
+          methods = {{"GET", Action::kList}, {"POST", Action::kCreate}};
         } else if (!segments[3].empty()) {  // a trailing slash names nothing
           route.id = segments[3];
           if (segments.size() == 4) {
@@ -101,6 +112,8 @@ RouteMatch Router::Match(std::string_view method, std::string_view target) const
             methods = {{"PUT", Action::kRename}};
           } else if (segments.size() == 5 && segments[4] == "restore") {
             methods = {{"POST", Action::kRestore}};
+          } else if (segments.size() == 5 && segments[4] == "publish") {
+            methods = {{"POST", Action::kPublish}};
           }
         }
       } else if (segments[2] == kind.names && segments.size() == 4) {

@@ -5,6 +5,7 @@
 // Thread-safety: a Router is immutable once built; Match is safe for concurrent use.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -23,16 +24,30 @@ struct NamedKind {
   std::string ns;          // the namespace its names are reserved in
   std::string created;     // the event type of a create
   std::string renamed;     // the event type of a rename
-  std::function<wow::CommandMessage(const std::string&)> create;
+  std::string published;   // the event type of a publish
+  // The create of `name`; with a positive `draft_ms`, of a draft expiring that much later.
+  std::function<wow::CommandMessage(const std::string& name, std::int64_t draft_ms)> create;
   std::function<wow::CommandMessage(const std::string&)> rename;
+  std::function<wow::CommandMessage()> publish;
 };
 
 // The brand and the category, in that order.
 std::vector<NamedKind> CatalogKinds();
 
-enum class Action { kHealth, kMetrics, kCreate, kGet, kRename, kDelete, kRestore, kLookup };
+enum class Action {
+  kHealth,
+  kMetrics,
+  kCreate,
+  kList,
+  kGet,
+  kRename,
+  kDelete,
+  kRestore,
+  kPublish,
+  kLookup
+};
 
-// "create", "rename", "delete", "restore" for the commands; "none" otherwise.
+// "create", "rename", "delete", "restore", "publish" for the commands; "none" otherwise.
 std::string_view CommandName(Action action);
 
 // A request matched to a route: what to do and the decoded path parameters.
@@ -40,8 +55,9 @@ struct Route {
   Action action = Action::kHealth;
   const NamedKind* kind = nullptr;  // the routes under /tenants; points into the Router
   std::string tenant;
-  std::string id;    // kGet, kRename, kDelete, kRestore
+  std::string id;    // kGet, kRename, kDelete, kRestore, kPublish
   std::string name;  // kLookup
+  std::string query;  // the target after '?', still percent-encoded; "" without one
 };
 
 struct RouteMatch {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace eshop {
 
@@ -22,6 +24,11 @@ inline constexpr std::size_t kMaxIdempotencyKeyBytes = 200;
 // two hex digits). '+' stays '+': this is a path, not a form. The result may hold any byte.
 std::optional<std::string> PercentDecode(std::string_view s);
 
+// The parameters of a query string (the target after '?', without it): name=value pairs split at
+// '&', each name and value decoded as a form is ('+' is a space, then PercentDecode), in order,
+// repeats kept; a pair without '=' has an empty value, and empty pairs are passed over. nullopt
+// when an escape is malformed.
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view query);
 
 // Whether `key` is 1 to kMaxIdempotencyKeyBytes visible ASCII characters (0x21 to 0x7e).
 bool IsValidIdempotencyKey(std::string_view key);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "wow/incidents.h"
+#include "wow/projection.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -212,6 +213,16 @@ std::string ServiceMetrics::Render() const {
          "Reads that found the store's data damaged (a stream failing its checksum; see /healthz); "
          "0 unless the file is damaged.");
   out += fmt::format("wow_data_loss_total {}\n", wow::DataLossCount());
+  if (lag_log_) {
+    Header(out, "wow_projection_lag_entries", "gauge",
+           "Entries of each partition of the log past the projection's checkpoint.");
+    const std::vector<wow::Sequence> lag = wow::SubscriptionLag(*lag_log_, lag_subscription_);
+    for (size_t p = 0; p < lag.size(); ++p) {
+      out += fmt::format("wow_projection_lag_entries{{{},{}}} {}\n",
+                         Label("subscription", lag_subscription_),
+                         Label("partition", std::to_string(p)), lag[p]);
+    }
+  }
   if (store_metrics_) {
     for (const wow::StoreMetric& metric : store_metrics_()) {
       Header(out, metric.name, metric.counter ? "counter" : "gauge", metric.help);

@@ -15,6 +15,8 @@
 //   http_requests_total{method,status}         HTTP requests answered; method is one of GET, HEAD,
 //                                              POST, PUT, DELETE, PATCH, OPTIONS or other, so no
 //                                              client can add series
+// and wow_projection_lag_entries{subscription,partition}, a gauge: the entries of each partition
+// past a watched projection's checkpoint (wow::SubscriptionLag).
 //
 // MeterEventLog and MeterReservations wrap the stores the processor uses, so appends and reserves
 // are measured where they happen.
@@ -87,6 +89,12 @@ class ServiceMetrics {
     store_metrics_ = [stores] { return stores.Metrics(); };
   }
 
+  // Adds the lag of `subscription` in `log` to every Render. Call before serving.
+  void WatchLag(std::shared_ptr<wow::EventLog> log, std::string subscription) {
+    lag_log_ = std::move(log);
+    lag_subscription_ = std::move(subscription);
+  }
+
   // Every metric in the Prometheus text format.
   std::string Render() const;
 
@@ -99,6 +107,8 @@ class ServiceMetrics {
   LatencyHistogram command_seconds_;
   LatencyHistogram append_seconds_;
   std::function<std::vector<wow::StoreMetric>()> store_metrics_;
+  std::shared_ptr<wow::EventLog> lag_log_;
+  std::string lag_subscription_;
 };
 
 // `log`, counting and timing every Append and AppendAll in `metrics`.

@@ -47,6 +47,7 @@
 
 #include "wow/event_log.h"
 #include "wow/model.h"
+#include "wow/read_model.h"
 #include "wow/reservation_store.h"
 #include "wow/sqlite_options.h"
 #include "wow/timer_store.h"
@@ -120,6 +121,12 @@ std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<Sqli
 // null db.
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
                                                 std::string_view context, int partitions);
+
+// The read models of `context`'s projections in `db` (table wow_read_models): transactional, each
+// Apply one write transaction with the projection's checkpoint in the context's log.
+// Throws Error(kInvalidArgument) for a malformed context or a null db.
+std::unique_ptr<ReadModelStore> NewSqliteReadModelStore(std::shared_ptr<SqliteDatabase> db,
+                                                        std::string_view context);
 
 // The contexts whose logs or timers `db` holds, with their partition counts, by name; for tools.
 // Throws wow::Error as a read of the file fails, or Error(kInvalidArgument) for a null db.

@@ -1,6 +1,6 @@
 // StoreSet: the three stores of one bounded context (its EventLog, ReservationStore and
-// TimerStore) opened together from one URI, sharing one handle (a SQLite file; a MongoDB client
-// pool), with what the backend promises about them.
+// TimerStore), and the ReadModelStore of its projections, opened together from one URI, sharing
+// one handle (a SQLite file; a MongoDB client pool), with what the backend promises about them.
 //
 // OpenStores takes a URI:
 //   memory:        fresh in-memory stores, gone with the process (tests, demos)
@@ -25,6 +25,7 @@
 #include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/mongo_options.h"
+#include "wow/read_model.h"
 #include "wow/reservation_store.h"
 #include "wow/sqlite_options.h"
 #include "wow/timer_store.h"
@@ -82,6 +83,9 @@ class StoreSet {
     bool appends_confirm_keys = false;
     // The backend's figures, read when called; null: none.
     std::function<std::vector<StoreMetric>()> metrics;
+    // The projections' rows (wow/read_model.h); null: the set has none, and projections cannot
+    // run on it.
+    std::shared_ptr<ReadModelStore> read_models;
   };
 
   // A store set of `parts`. Throws Error(kInvalidArgument) when a store or the clock is null, or
@@ -94,6 +98,8 @@ class StoreSet {
   const std::shared_ptr<EventLog>& log() const { return parts_.log; }
   const std::shared_ptr<ReservationStore>& reservations() const { return parts_.reservations; }
   const std::shared_ptr<TimerStore>& timers() const { return parts_.timers; }
+  // Null when the set has no read models.
+  const std::shared_ptr<ReadModelStore>& read_models() const { return parts_.read_models; }
   int partitions() const { return parts_.log->partitions(); }
   bool appends_confirm_keys() const { return parts_.appends_confirm_keys; }
 

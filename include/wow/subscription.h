@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -66,6 +67,13 @@ struct SubscriptionRunnerOptions {
   std::chrono::milliseconds pass_interval{10};
 };
 
+// Waits until the checkpoint of each of `subscriptions` in each partition p of `log` has reached
+// heads[p] (0 for a partition to pass over), or `deadline` passes, polling the log. Returns true
+// when they have, false at the deadline. REQUIRES: heads has at most the log's partitions.
+bool WaitForCheckpoints(EventLog& log, const std::vector<std::string>& subscriptions,
+                        const std::vector<Sequence>& heads,
+                        std::chrono::steady_clock::time_point deadline);
+
 class SubscriptionRunner {
  public:
   // Feeds `subscriptions` from `log`, which must be created.
@@ -85,9 +93,10 @@ class SubscriptionRunner {
   void Stop();
 
   // On the calling thread, delivers every entry now in the log to every subscription, for the
-  // partitions whose lease this node can take; returns how many entries were handled. Throws what
-  // a Handle throws. For tests and tools; do not mix with Start.
-  int CatchUp();
+  // partitions whose lease this node can take; returns how many entries were handled, calling
+  // `progress` (when set) with that count so far after each batch read. Throws what a Handle
+  // throws. For tests and tools; do not mix with Start.
+  int CatchUp(const std::function<void(int handled)>& progress = {});
 
   // Waits until every subscription's checkpoint in `position`'s partition has reached
   // `position` (a command's CommandResult::position, say), or `timeout` passes. Returns true when
@@ -119,10 +128,8 @@ class SubscriptionRunner {
   // Commits the checkpoints of `state` that moved since their last commit.
   void CommitCheckpoints(int partition, PartitionState& state);
   void Run(int partition, std::stop_token stop);
-  // Whether every subscription's checkpoint of partition p has reached heads[p], for every p;
-  // polls the log until they have (true) or `deadline` passes (false).
-  bool WaitForCheckpoints(const std::vector<Sequence>& heads,
-                          std::chrono::steady_clock::time_point deadline);
+  // The names of the subscriptions.
+  std::vector<std::string> Names() const;
 
   std::shared_ptr<EventLog> log_;
   std::vector<std::shared_ptr<Subscription>> subscriptions_;

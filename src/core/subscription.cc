@@ -114,10 +114,13 @@ void SubscriptionRunner::Stop() {
   threads_.clear();  // joins
 }
 
-int SubscriptionRunner::CatchUp() {
+int SubscriptionRunner::CatchUp(const std::function<void(int handled)>& progress) {
   int handled = 0;
   for (int p = 0; p < log_->partitions(); ++p) {
-    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {}, nullptr)) > 0;) handled += n;
+    for (int n; (n = Pump(p, std::chrono::milliseconds(0), {}, nullptr)) > 0;) {
+      handled += n;
+      if (progress) progress(handled);
+    }
   }
   return handled;
 }
@@ -181,24 +184,32 @@ bool SubscriptionRunner::WaitUntilCaughtUp(Position position, std::chrono::milli
   });
   std::vector<Sequence> heads(static_cast<size_t>(log_->partitions()), 0);
   heads[static_cast<size_t>(position.partition)] = position.sequence;
-  return WaitForCheckpoints(heads, deadline);
+  return WaitForCheckpoints(*log_, Names(), heads, deadline);
 }
 
 bool SubscriptionRunner::WaitUntilCaughtUp(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<Sequence> heads;
   for (int p = 0; p < log_->partitions(); ++p) heads.push_back(log_->Head(p));
-  return WaitForCheckpoints(heads, deadline);
+  return WaitForCheckpoints(*log_, Names(), heads, deadline);
 }
 
-bool SubscriptionRunner::WaitForCheckpoints(const std::vector<Sequence>& heads,
-                                            std::chrono::steady_clock::time_point deadline) {
+std::vector<std::string> SubscriptionRunner::Names() const {
+  std::vector<std::string> names;
+  for (const auto& subscription : subscriptions_) names.push_back(subscription->name());
+  return names;
+}
+
+bool WaitForCheckpoints(EventLog& log, const std::vector<std::string>& subscriptions,
+                        const std::vector<Sequence>& heads,
+                        std::chrono::steady_clock::time_point deadline) {
   size_t p = 0;  // the first partition not known to be caught up
   for (;;) {
     for (; p < heads.size(); ++p) {
       const bool caught_up =
-          std::all_of(subscriptions_.begin(), subscriptions_.end(), [&](const auto& subscription) {
-            return log_->Checkpoint(static_cast<int>(p), subscription->name()) >= heads[p];
+          heads[p] == 0 ||
+          std::all_of(subscriptions.begin(), subscriptions.end(), [&](const std::string& name) {
+            return log.Checkpoint(static_cast<int>(p), name) >= heads[p];
           });
       if (!caught_up) break;
     }

@@ -33,6 +33,60 @@ TEST_F(BrandSpec, CreateReservesTheNamesKey) {
   EXPECT_EQ(r->version, 1);
 }
 
+// Drafts: the creating decision schedules the expiry; publishing cancels it; the expiry frees the
+// name of a draft still unpublished, once, and leaves a published one alone.
+constexpr std::int64_t kDraftMs = 7LL * 24 * 3600 * 1000;
+
+TEST_F(BrandSpec, ADraftHoldsItsNameAndItsCreatingDecisionSchedulesItsExpiry) {
+  const wow::EpochMillis due = spec_.clock().NowMillis() + kDraftMs;
+  spec_.When(CreateBrand{"Contoso", true, kDraftMs})
+      .ExpectEvents(BrandCreated{"Contoso", "contoso", true})
+      .ExpectTimerScheduled(kDraftExpiry, due, Brand("b1"), ExpireBrandDraft{})
+      .ExpectState(Named{"Contoso", "contoso", std::string(kDraft)});
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.When(CreateBrand{"Contoso"}).ExpectRejection(rejections::kAlreadyCreated);
+}
+
+TEST_F(BrandSpec, ADraftNotPublishedInTimeExpiresOnceAndFreesItsName) {
+  spec_.When(CreateBrand{"Contoso", true, kDraftMs});
+  spec_.AdvanceTime(std::chrono::milliseconds(kDraftMs - 1)).ExpectNoOp();
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.AdvanceTime(std::chrono::milliseconds(1))
+      .ExpectEvents(BrandDraftExpired{})
+      .ExpectState(Named{"Contoso", "", std::string(kExpired)});
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.AdvanceTime(std::chrono::milliseconds(10 * kDraftMs)).ExpectNoOp();
+  const wow::CommandResult taken = spec_.Send(Brand("b2"), CreateBrand{"CONTOSO"});
+  EXPECT_EQ(taken.kind, wow::CommandResult::Kind::kAccepted) << taken.message;
+  spec_.When(PublishBrand{}).ExpectRejection(rejections::kDraftExpired);
+  spec_.When(RenameBrand{"Fabrikam"}).ExpectRejection(rejections::kDraftExpired);
+}
+
+TEST_F(BrandSpec, PublishingCancelsTheExpirySoAPublishedDraftIsNeverExpired) {
+  spec_.When(CreateBrand{"Contoso", true, kDraftMs});
+  spec_.When(PublishBrand{})
+      .ExpectEvents(BrandPublished{})
+      .ExpectTimerCancelled(kDraftExpiry)
+      .ExpectState(Named{"Contoso", "contoso", std::string(kPublished)});
+  spec_.AdvanceTime(std::chrono::milliseconds(2 * kDraftMs)).ExpectNoOp();
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.When(PublishBrand{}).ExpectRejection(rejections::kNotDraft);
+  // Were the expiry to come anyway (a timer fired before its cancel was applied), it is a no-op.
+  spec_.When(ExpireBrandDraft{}).ExpectNoOp();
+  EXPECT_TRUE(spec_.Holds(kBrandNames, "contoso"));
+}
+
+TEST_F(BrandSpec, ADraftRenamedBeforeItExpiresReleasesTheNameItHoldsThenOnly) {
+  spec_.When(CreateBrand{"Contoso", true, kDraftMs});
+  spec_.When(RenameBrand{"Fabrikam"}).ExpectEvents(BrandRenamed{"Fabrikam", "fabrikam"});
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "contoso"));
+  spec_.AdvanceTime(std::chrono::milliseconds(kDraftMs)).ExpectEvents(BrandDraftExpired{});
+  EXPECT_FALSE(spec_.Holds(kBrandNames, "fabrikam"));
+  spec_.When(CreateBrand{"Contoso", true, 0}).ExpectRejection(rejections::kAlreadyCreated);
+  AggregateSpec<Named> other(BrandType(), Brand("b9"));
+  other.When(CreateBrand{"Northwind", true, 0}).ExpectRejection(rejections::kInvalidDraftTime);
+}
+
 TEST_F(BrandSpec, CreateTrimsTheName) {
   spec_.When(CreateBrand{"  Contoso \t"}).ExpectEvents(BrandCreated{"Contoso", "contoso"});
   spec_.ExpectState(Named{"Contoso", "contoso"});

@@ -7,12 +7,14 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <sstream>
 
 #include "catalog.h"
 #include "wow/incidents.h"
 #include "wow/name_key.h"
+#include "wow/projection.h"
 #include "wow/store_wrappers.h"
 
 namespace eshop {
@@ -44,7 +46,8 @@ class CatalogHttpInProcess : public ::testing::Test {
     processor_ = std::make_unique<wow::CommandProcessor>(log_, reservations_, clock_);
     processor_->Register(BrandType());
     processor_->Register(CategoryType());
-    http_ = std::make_unique<CatalogHttp>(*processor_, std::make_shared<ServiceMetrics>());
+    http_ = std::make_unique<CatalogHttp>(*processor_, read_models_,
+                                          std::make_shared<ServiceMetrics>());
   }
 
   HttpReply Post(const std::string& target, const std::string& body,
@@ -56,6 +59,7 @@ class CatalogHttpInProcess : public ::testing::Test {
   std::shared_ptr<CountsRequestIdLookups> log_;
   std::shared_ptr<wow::ReservationStore> reservations_;
   std::unique_ptr<wow::CommandProcessor> processor_;
+  std::shared_ptr<wow::ReadModelStore> read_models_ = wow::NewMemoryReadModelStore();
   std::unique_ptr<CatalogHttp> http_;
 };
 
@@ -202,6 +206,126 @@ TEST(CatalogHttpFailures, FailedRequestsAreLoggedAtMostOnceASecond) {
   }
   EXPECT_GE(lines, 1u);
   EXPECT_LE(lines, static_cast<std::size_t>(seconds + 2)) << text;
+// Lists read the projection's rows: what the runner has not applied yet is not listed.
+TEST_F(CatalogHttpInProcess, AListPagesTheProjectedBrandsInIdOrderAndFindsThemByNamePrefix) {
+  wow::SubscriptionRunner runner(
+      log_, {wow::NewProjectionSubscription(CatalogProjection(), read_models_)});
+  std::vector<std::string> ids;
+  for (const char* name : {"Contoso", "Fabrikam", "Con\u00ADtour", "Northwind", "CONSOLE"}) {
+    const HttpReply created = Post("/tenants/acme/brands", json{{"name", name}}.dump());
+    ASSERT_EQ(created.status, 201) << created.body;
+    ids.push_back(json::parse(created.body).value("id", ""));
+  }
+  ASSERT_EQ(Post("/tenants/other/brands", R"({"name": "Contoso"})").status, 201);
+  EXPECT_EQ(json::parse(http_->Handle("GET", "/tenants/acme/brands", "", {}).body)["items"].size(),
+            0u)
+      << "nothing projected yet";
+  runner.CatchUp();
+  ASSERT_EQ(http_->Handle("DELETE", "/tenants/acme/brands/" + ids[1], "", {}).status, 200);
+  runner.CatchUp();
+
+  std::vector<std::string> listed;
+  std::string after;
+  for (int page = 0; page < 10; ++page) {
+    const HttpReply reply = http_->Handle(
+        "GET", "/tenants/acme/brands?limit=2" + (after.empty() ? "" : "&after=" + after), "", {});
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    const json body = json::parse(reply.body);
+    for (const json& item : body["items"]) {
+      listed.push_back(item["id"]);
+      if (item["id"] == ids[1]) {
+        EXPECT_TRUE(item["deleted"].get<bool>());
+        EXPECT_EQ(item["version"], 2);
+        EXPECT_EQ(item["name"], "Fabrikam");
+      }
+    }
+    if (body["next"].is_null()) break;
+    after = body["next"];
+  }
+  std::vector<std::string> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(listed, sorted) << "every brand of the tenant once, by id";
+
+  const json cons =
+      json::parse(http_->Handle("GET", "/tenants/acme/brands?prefix=%20CON", "", {}).body);
+  std::vector<std::string> names;
+  for (const json& item : cons["items"]) names.push_back(item["name"]);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"CONSOLE", "Contoso", "Con\u00ADtour"}));
+  EXPECT_EQ(json::parse(http_->Handle("GET", "/tenants/acme/categories", "", {}).body)["items"],
+            json::array());
+}
+
+TEST_F(CatalogHttpInProcess, BadListParametersAre400AndNameTheParameter) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"limit=0", "INVALID_LIMIT"},           {"limit=501", "INVALID_LIMIT"},
+      {"limit=ten", "INVALID_LIMIT"},         {"limit=5x", "INVALID_LIMIT"},
+      {"after=a%2Fb", "INVALID_AFTER"},       {"after=", "INVALID_AFTER"},
+      {"prefix=%E2%80%8B", "INVALID_PREFIX"}, {"prefix=a%00", "INVALID_PREFIX"},
+      {"sort=name", "INVALID_PARAMETER"},     {"limit=1&limit=2", "INVALID_PARAMETER"},
+      {"after=%zz", "INVALID_QUERY"},
+  };
+  for (const auto& [query, code] : cases) {
+    const HttpReply reply = http_->Handle("GET", "/tenants/acme/brands?" + query, "", {});
+    EXPECT_EQ(reply.status, 400) << query << ": " << reply.body;
+    EXPECT_EQ(json::parse(reply.body).value("code", ""), code) << query;
+  }
+  EXPECT_EQ(http_->Handle("GET", "/tenants/acme/brands?limit=500", "", {}).status, 200);
+  EXPECT_EQ(Post("/tenants/acme/brands?wait=soon", R"({"name": "Contoso"})").status, 400);
+}
+
+TEST_F(CatalogHttpInProcess, ACommandThatWaitsIsListedWhenAnsweredOr202WithItsPosition) {
+  CatalogHttpOptions options;
+  options.projection_wait = std::chrono::milliseconds(50);
+  CatalogHttp http(*processor_, read_models_, std::make_shared<ServiceMetrics>(), options);
+  const HttpReply unprojected =
+      http.Handle("POST", "/tenants/acme/brands?wait=projected", R"({"name": "Contoso"})", "k1");
+  ASSERT_EQ(unprojected.status, 202) << unprojected.body;
+  const json body = json::parse(unprojected.body);
+  EXPECT_FALSE(body["projected"].get<bool>());
+  EXPECT_GE(body["position"]["sequence"].get<int>(), 1);
+
+  wow::SubscriptionRunnerOptions fast;
+  fast.checkpoint_interval = std::chrono::milliseconds(1);
+  wow::SubscriptionRunner runner(
+      log_, {wow::NewProjectionSubscription(CatalogProjection(), read_models_)}, fast);
+  runner.Start();
+  const HttpReply again =
+      http.Handle("POST", "/tenants/acme/brands?wait=projected", R"({"name": "Contoso"})", "k1");
+  EXPECT_EQ(again.status, 201) << "the repeat of its key waits again: " << again.body;
+  for (int i = 0; i < 20; ++i) {
+    const HttpReply created = http.Handle("POST", "/tenants/acme/brands?wait=projected",
+                                          json{{"name", "Brand " + std::to_string(i)}}.dump(), {});
+    ASSERT_EQ(created.status, 201) << created.body;
+    const std::string id = json::parse(created.body)["id"];
+    const json listed = json::parse(
+        http.Handle("GET", "/tenants/acme/brands?after=" + id.substr(0, id.size() - 1) + "&limit=1",
+                    "", {})
+            .body);
+    ASSERT_EQ(listed["items"].size(), 1u);
+    EXPECT_EQ(listed["items"][0]["id"], id);
+  }
+}
+
+TEST_F(CatalogHttpInProcess, ADraftIsCreatedWithDraftTrueAndPublishedByItsRoute) {
+  const HttpReply draft = Post("/tenants/acme/brands", R"({"name": "Contoso", "draft": true})");
+  ASSERT_EQ(draft.status, 201) << draft.body;
+  EXPECT_EQ(json::parse(draft.body)["status"], "draft");
+  const std::string id = json::parse(draft.body)["id"];
+  EXPECT_EQ(json::parse(http_->Handle("GET", "/tenants/acme/brands/" + id, "", {}).body)["status"],
+            "draft");
+  EXPECT_EQ(Post("/tenants/acme/brands", R"({"name": "Contoso"})").status, 409)
+      << "a draft holds its name";
+  EXPECT_EQ(Post("/tenants/acme/brands", R"({"name": "X", "draft": "yes"})").status, 400);
+
+  const HttpReply published = Post("/tenants/acme/brands/" + id + "/publish", "");
+  ASSERT_EQ(published.status, 200) << published.body;
+  EXPECT_EQ(json::parse(published.body),
+            (json{{"id", id}, {"version", 2}, {"status", "published"}}));
+  const HttpReply again = Post("/tenants/acme/brands/" + id + "/publish", "");
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(json::parse(again.body)["code"], "NOT_DRAFT");
+  EXPECT_EQ(Post("/tenants/acme/brands/nobody/publish", "").status, 404);
 }
 
 }  // namespace

@@ -428,7 +428,7 @@ TEST_F(HostileClients, OptionsAnswers204WithAllowAndNoContentLength) {
       connection.Send("OPTIONS /tenants/acme/brands HTTP/1.1\r\nHost: x\r\n\r\n" + kHealth));
   const Reply options = connection.NextResponse();
   EXPECT_EQ(options.status, 204) << options.Describe();
-  EXPECT_EQ(options.Header("Allow"), "POST, OPTIONS");
+  EXPECT_EQ(options.Header("Allow"), "GET, HEAD, POST, OPTIONS");
   EXPECT_EQ(options.headers.count("content-length"), 0u) << "a 204 has no Content-Length";
   EXPECT_EQ(connection.NextResponse().status, 200) << "the next request follows the 204";
 }

@@ -118,13 +118,18 @@ TEST_P(CatalogService, CreateAnswers201WithIdNameAndVersionAndGetFindsIt) {
   ASSERT_EQ(created.status, 201) << created.Describe();
   const std::string id = created.json.value("id", "");
   EXPECT_EQ(id.size(), 32u);
-  EXPECT_EQ(created.json, (json{{"id", id}, {"name", "Contoso"}, {"version", 1}}));
+  EXPECT_EQ(created.json,
+            (json{{"id", id}, {"name", "Contoso"}, {"version", 1}, {"status", "published"}}));
   EXPECT_EQ(created.Header("Location"), "/tenants/acme/brands/" + id);
   EXPECT_EQ(created.Header("Content-Type"), "application/json");
 
   const Reply got = Get(id);
   ASSERT_EQ(got.status, 200) << got.Describe();
-  EXPECT_EQ(got.json, (json{{"id", id}, {"name", "Contoso"}, {"version", 1}, {"deleted", false}}));
+  EXPECT_EQ(got.json, (json{{"id", id},
+                            {"name", "Contoso"},
+                            {"version", 1},
+                            {"deleted", false},
+                            {"status", "published"}}));
 
   const Reply holder = Holder("contoso");
   ASSERT_EQ(holder.status, 200) << holder.Describe();
@@ -238,8 +243,11 @@ TEST_P(CatalogService, DeleteKeepsTheNameAndRestoreFindsItHeld) {
   const Reply deleted = Send(port(), "DELETE", path);
   ASSERT_EQ(deleted.status, 200) << deleted.Describe();
   EXPECT_EQ(deleted.json, (json{{"id", id}, {"version", 2}, {"deleted", true}}));
-  EXPECT_EQ(Get(id).json,
-            (json{{"id", id}, {"name", "Contoso"}, {"version", 2}, {"deleted", true}}));
+  EXPECT_EQ(Get(id).json, (json{{"id", id},
+                                {"name", "Contoso"},
+                                {"version", 2},
+                                {"deleted", true},
+                                {"status", "published"}}));
 
   // The name stays held.
   EXPECT_EQ(Holder("contoso").json.value("owner", ""), id);
@@ -278,8 +286,11 @@ TEST_P(CatalogService, BrandsAndCategoriesHaveTheirOwnNames) {
   EXPECT_EQ(Holder("contoso").json.value("owner", ""), brand);
 
   const Reply got = Send(port(), "GET", "/tenants/acme/categories/" + category);
-  EXPECT_EQ(got.json,
-            (json{{"id", category}, {"name", "Contoso"}, {"version", 1}, {"deleted", false}}));
+  EXPECT_EQ(got.json, (json{{"id", category},
+                            {"name", "Contoso"},
+                            {"version", 1},
+                            {"deleted", false},
+                            {"status", "published"}}));
   const Reply renamed = Send(port(), "PUT", "/tenants/acme/categories/" + category + "/name",
                              NameBody("Shoes").dump());
   EXPECT_EQ(renamed.json, (json{{"id", category}, {"name", "Shoes"}, {"version", 2}}));
@@ -411,7 +422,7 @@ TEST_P(CatalogService, BadInputGets4xxWithACodeAndAMessageAndWritesNothing) {
       {"PATCH on brands", Send(port(), "PATCH", brands, R"({"name": "x"})"), 405,
        "METHOD_NOT_ALLOWED"},
       {"DELETE on brands", Send(port(), "DELETE", brands), 405, "METHOD_NOT_ALLOWED"},
-      {"GET on brands", Send(port(), "GET", brands), 405, "METHOD_NOT_ALLOWED"},
+      {"a bad limit on brands", Send(port(), "GET", brands + "?limit=0"), 400, "INVALID_LIMIT"},
       {"POST on a brand", Send(port(), "POST", brand, R"({"name": "x"})"), 405,
        "METHOD_NOT_ALLOWED"},
       {"an unknown method",
@@ -703,6 +714,37 @@ std::string Spelling(int i) {
   if (i & 1) name = " " + name;
   if (i & 2) name += "\t";
   return name;
+}
+
+// A create that waits until the projection applied it is listed at once, by either process,
+// whichever holds the partition's lease: 1,000 times, alternating the processes.
+TEST(CatalogServiceProjection, ACreateThatWaitsIsInTheListEveryTimeAcrossTwoServicesOnOneFile) {
+  testing_support::TempDir dir;
+  const std::string db = dir.File("wait.db");
+  ServiceProcess first(db, {"--synchronous", "normal", "--partitions", "4"});
+  ASSERT_GT(first.port(), 0);
+  ServiceProcess second(db, {"--synchronous", "normal"});
+  ASSERT_GT(second.port(), 0);
+  int missing = 0;
+  for (int i = 0; i < 1000 && missing < 5; ++i) {
+    const int writer = i % 2 ? first.port() : second.port();
+    const int reader = i % 3 ? first.port() : second.port();
+    const Reply created = Send(writer, "POST", "/tenants/acme/brands?wait=projected",
+                               NameBody("Brand " + std::to_string(i)).dump());
+    ASSERT_EQ(created.status, 201) << i << ": " << created.Describe();
+    const std::string id = created.json.value("id", "");
+    // The page that starts just before the id: the brand, if it is listed.
+    const Reply listed = Send(
+        reader, "GET", "/tenants/acme/brands?limit=1&after=" + id.substr(0, id.size() - 1), "");
+    ASSERT_EQ(listed.status, 200) << listed.Describe();
+    const bool found =
+        listed.json["items"].size() == 1 && listed.json["items"][0].value("id", "") == id;
+    if (!found) {
+      ++missing;
+      ADD_FAILURE() << "brand " << i << " (" << id << ") is not listed: " << listed.Describe();
+    }
+  }
+  if (HasFailure()) std::cerr << first.Log() << "\n" << second.Log() << "\n";
 }
 
 class CatalogServiceRace : public ::testing::TestWithParam<StoreKind> {};

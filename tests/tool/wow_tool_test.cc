@@ -24,6 +24,7 @@
 #include "support/temp_dir.h"
 #include "wow/event_log.h"
 #include "wow/model.h"
+#include "wow/read_model.h"
 #include "wow/reservation_store.h"
 #include "wow/sqlite.h"
 #include "wow/timer_store.h"
@@ -141,6 +142,28 @@ class WowToolTest : public ::testing::Test {
   Result Run(const std::vector<std::string>& args) { return Collect(Spawn(args)); }
   // Runs `wow args...` to its end.
   Result RunBare(const std::vector<std::string>& args) { return Collect(Spawn(args, "", false)); }
+
+  // Runs `wow args...` (after "--db <file>") on a fresh pseudo-terminal, reading what it draws
+  // until `until` shows or 20 s pass; the screen in `screen`, the result returned.
+  Result RunOnTerminal(const std::vector<std::string>& args, const std::string& until,
+                       std::string& screen) {
+    const int master = posix_openpt(O_RDWR | O_NOCTTY);
+    EXPECT_GE(master, 0);
+    EXPECT_EQ(grantpt(master), 0);
+    EXPECT_EQ(unlockpt(master), 0);
+    const pid_t pid = Spawn(args, ptsname(master));
+    char buffer[4096];
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (screen.find(until) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd ready{master, POLLIN, 0};
+      if (poll(&ready, 1, 100) <= 0) continue;
+      const ssize_t n = read(master, buffer, sizeof buffer);
+      if (n <= 0) break;  // the tool closed the terminal
+      screen.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(master);
+    return Collect(pid, 10s);
+  }
 
   // A failure: a message on stderr, no crash, no stack trace.
   static void ExpectCleanFailure(const Result& result) {
@@ -987,25 +1010,8 @@ TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {
 TEST_F(MigrateDataTest, DrawsAProgressBarOnATerminal) {
   Log();
   const std::string file = WriteExport({R"({"_id": "contoso", "value": "b-1"})"});
-  const int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  const std::string terminal = ptsname(master);
-  const pid_t pid = Spawn(KeysArgs(file), terminal);
   std::string screen;
-  char buffer[4096];
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (screen.find("bad lines") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd ready{master, POLLIN, 0};
-    if (poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t n = read(master, buffer, sizeof buffer);
-    if (n <= 0) break;  // the tool closed the terminal
-    screen.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(master);
-  const Result result = Collect(pid, 10s);
+  const Result result = RunOnTerminal(KeysArgs(file), "bad lines", screen);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(screen, HasSubstr("100%"));
   EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));  // drawn in place
@@ -1123,6 +1129,68 @@ TEST_F(WowToolTest, LogHeadWorksForAUserWhoMayOnlyReadTheFile) {
   const Result result = Collect(pid);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("partition  head"));
+// wow projection rebuild
+
+class ProjectionRebuildTest : public WowToolTest {
+ protected:
+  // Appends `brands` created brands of tenant acme; returns the entries appended.
+  int Fill(int brands) {
+    auto log = Log();
+    for (int i = 0; i < brands; ++i) {
+      Append(*log, MakeStream(Brand("acme", "b" + std::to_string(i)), 1, "eshop.BrandCreated",
+                              json{{"name", "Brand " + std::to_string(i)},
+                                   {"key", "brand " + std::to_string(i)}}
+                                  .dump()));
+    }
+    return brands;
+  }
+  std::vector<ReadModelRow> Rows() {
+    return NewSqliteReadModelStore(Db(), kContext)->List({"brands", "acme", "", "", 1000});
+  }
+};
+
+TEST_F(ProjectionRebuildTest, ItDropsTheRowsAndAppliesTheWholeLogAgain) {
+  const int entries = Fill(40);
+  const Result first = Run({"projection", "rebuild", "catalog", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(json::parse(first.out)["applied"], entries);
+  ASSERT_EQ(Rows().size(), 40u);
+  EXPECT_EQ(json::parse(Rows().front().body)["name"], "Brand 0");
+
+  // A row no entry made goes with the rebuild.
+  NewSqliteReadModelStore(Db(), kContext)->Apply("test.stray", {0, 1}, [](ReadModelWriter& w) {
+    w.Put({"brands", "acme", "stray", 1, "stray", "{}"});
+  });
+  ASSERT_EQ(Rows().size(), 41u);
+  const Result again = Run({"projection", "rebuild", "catalog"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("40 entries applied"));
+  EXPECT_EQ(Rows().size(), 40u);
+}
+
+TEST_F(ProjectionRebuildTest, ALiveLeaseOrAnUnknownProjectionIsRefusedAndDropsNothing) {
+  Fill(3);
+  ASSERT_EQ(Run({"projection", "rebuild", "catalog"}).exit_code, 0);
+  ASSERT_TRUE(Log()->AcquireLease(1, "running-node", 60s));
+  const Result leased = Run({"projection", "rebuild", "catalog"});
+  EXPECT_EQ(leased.exit_code, 1);
+  ExpectCleanFailure(leased);
+  EXPECT_THAT(leased.err, HasSubstr("leased by node running-node"));
+  EXPECT_EQ(Rows().size(), 3u) << "nothing dropped";
+
+  const Result unknown = Run({"projection", "rebuild", "orders"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("it knows: catalog"));
+}
+
+TEST_F(ProjectionRebuildTest, DrawsAProgressBarOnATerminal) {
+  Fill(300);
+  std::string screen;
+  const Result result =
+      RunOnTerminal({"projection", "rebuild", "catalog"}, "entries applied", screen);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(screen, HasSubstr("100%  300 of 300 entries"));
+  EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));
 }
 
 }  // namespace

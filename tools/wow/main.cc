@@ -58,6 +58,7 @@ int Run(int argc, char** argv) {
   AddTimerCommands(app, globals, action);
   AddMigrateCommands(app, globals, action);
   AddCheckCommand(app, globals, action);
+  AddProjectionCommands(app, globals, action);
 
   try {
     app.parse(argc, argv);

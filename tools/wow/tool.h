@@ -94,5 +94,6 @@ void AddReservationCommands(CLI::App& app, Globals& globals, Action& action);
 void AddTimerCommands(CLI::App& app, Globals& globals, Action& action);
 void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action);
 void AddCheckCommand(CLI::App& app, Globals& globals, Action& action);
+void AddProjectionCommands(CLI::App& app, Globals& globals, Action& action);
 
 }  // namespace wow::tool

@@ -33,7 +33,8 @@ StoreSet OpenMemory(std::string_view uri, const std::string& context,
   std::shared_ptr<EventLog> log = NewMemoryEventLog(context, clock);
   const int partitions = OpenLog(*log, options);
   return StoreSet({std::string(uri), context, clock, log, NewMemoryReservationStore(clock),
-                   NewMemoryTimerStore(context, partitions), false, nullptr});
+                   NewMemoryTimerStore(context, partitions), false, nullptr,
+                   NewMemoryReadModelStore()});
 }
 
 #ifdef WOW_HAVE_SQLITE
@@ -71,7 +72,7 @@ StoreSet OpenSqlite(std::string_view uri, const std::string& path, const std::st
   // transaction, after checking its attempt still holds them (sqlite_event_log.cc).
   return StoreSet({std::string(uri), context, clock, log, NewSqliteReservationStore(db, clock),
                    NewSqliteTimerStore(db, context, partitions), true,
-                   [db] { return SqliteMetrics(db); }});
+                   [db] { return SqliteMetrics(db); }, NewSqliteReadModelStore(db, context)});
 }
 #endif
 
