@@ -186,7 +186,7 @@ TEST(CatalogHttpFailures, FailedRequestsAreLoggedAtMostOnceASecond) {
   log->Create(4);
   wow::CommandProcessor processor(log, wow::NewMemoryReservationStore(clock), clock);
   processor.Register(BrandType());
-  CatalogHttp http(processor, std::make_shared<ServiceMetrics>());
+  CatalogHttp http(processor, wow::NewMemoryReadModelStore(), std::make_shared<ServiceMetrics>());
   const auto start = std::chrono::steady_clock::now();
   constexpr int kRequests = 200;
   for (int i = 0; i < kRequests; ++i) {
@@ -206,6 +206,8 @@ TEST(CatalogHttpFailures, FailedRequestsAreLoggedAtMostOnceASecond) {
   }
   EXPECT_GE(lines, 1u);
   EXPECT_LE(lines, static_cast<std::size_t>(seconds + 2)) << text;
+}
+
 // Lists read the projection's rows: what the runner has not applied yet is not listed.
 TEST_F(CatalogHttpInProcess, AListPagesTheProjectedBrandsInIdOrderAndFindsThemByNamePrefix) {
   wow::SubscriptionRunner runner(

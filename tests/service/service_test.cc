@@ -629,11 +629,15 @@ TEST_P(CatalogServiceOnAFile, ItRefusesAnotherPartitionCountAndABusyPortAndKeeps
 }
 
 TEST_P(CatalogServiceOnAFile, ADamagedBrandIs500DataLossAndTheServiceReportsItselfUnhealthy) {
-  const std::string damaged = CreateOk("Northwind");
+  // The request id (the idempotency key) is in the log's row alone, not in the list's row.
+  const Reply created =
+      Create("Northwind", "acme", "brands", {{"Idempotency-Key", "damage-this-stream-7f3a"}});
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string damaged = created.json.value("id", "");
   const std::string sound = CreateOk("Contoso");
   service_->Signal(SIGTERM);
   ASSERT_TRUE(service_->Wait(milliseconds(30'000)).has_value());
-  ASSERT_TRUE(testing_support::FlipABitOf(db(), "Northwind"));
+  ASSERT_TRUE(testing_support::FlipABitOf(db(), "damage-this-stream-7f3a"));
   service_ = std::make_unique<ServiceProcess>(db());
   ASSERT_GT(port(), 0) << service_->Log();
   EXPECT_EQ(Send(port(), "GET", "/healthz").status, 200);  // nothing damaged read yet

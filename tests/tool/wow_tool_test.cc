@@ -1129,6 +1129,8 @@ TEST_F(WowToolTest, LogHeadWorksForAUserWhoMayOnlyReadTheFile) {
   const Result result = Collect(pid);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("partition  head"));
+}
+
 // wow projection rebuild
 
 class ProjectionRebuildTest : public WowToolTest {

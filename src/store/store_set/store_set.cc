@@ -87,7 +87,8 @@ StoreSet OpenMongo(std::string_view uri, const std::string& location, const std:
   const int partitions = OpenLog(*log, options);
   return StoreSet({std::string(uri), context, clock, log,
                    NewMongoReservationStore(deployment, clock),
-                   NewMongoTimerStore(deployment, context, partitions), false, nullptr});
+                   NewMongoTimerStore(deployment, context, partitions), false, nullptr,
+                   /*read_models=*/nullptr});
 }
 #endif
 
