@@ -12,6 +12,8 @@
 #include "wow/projection.h"
 #include "wow/store_set.h"
 
+// A build without SQLite (WOW_WITH_SQLITE=OFF) has no file to restart on.
+#ifdef WOW_HAVE_SQLITE
 namespace eshop {
 namespace {
 
@@ -118,3 +120,4 @@ TEST_F(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIs
 
 }  // namespace
 }  // namespace eshop
+#endif  // WOW_HAVE_SQLITE

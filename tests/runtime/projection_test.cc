@@ -210,8 +210,13 @@ TEST_P(ProjectionTest, ARebuildDropsTheRowsAndReplaysTheLogWithProgress) {
   EXPECT_EQ(Applied(), appended) << "the counter started again from nothing";
 }
 
+#ifdef WOW_HAVE_SQLITE
 INSTANTIATE_TEST_SUITE_P(Backends, ProjectionTest, ::testing::Values("memory", "sqlite"),
                          [](const auto& info) { return info.param; });
+#else
+INSTANTIATE_TEST_SUITE_P(Backends, ProjectionTest, ::testing::Values("memory"),
+                         [](const auto& info) { return info.param; });
+#endif
 
 }  // namespace
 }  // namespace wow
