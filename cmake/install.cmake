@@ -62,6 +62,11 @@ if(TARGET wow_testing)
   install(EXPORT wow-testing-targets NAMESPACE wow:: DESTINATION ${WOW_INSTALL_CMAKEDIR})
 endif()
 
+# Set before wowConfig.cmake is configured: its static link interface then finds libmongoc.
+set(WOW_WITH_MONGO_INSTALLED OFF)
+if(TARGET wow_mongo)
+  set(WOW_WITH_MONGO_INSTALLED ON)
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/wowConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/wowConfig.cmake INSTALL_DESTINATION ${WOW_INSTALL_CMAKEDIR})
 # 0.x: a minor version may break the API, so only the same minor version is compatible.
@@ -86,12 +91,10 @@ if(TARGET wow_sqlite)
   set(WOW_PC_LIBS "-lwow_stores -lwow_sqlite -lwow_memory -lwow_store_common -lwow_core")
   string(APPEND WOW_PC_REQUIRES_PRIVATE " sqlite3")
 endif()
-set(WOW_WITH_MONGO_INSTALLED OFF)
-if(TARGET wow_mongo)
+if(WOW_WITH_MONGO_INSTALLED)
   string(REPLACE "-lwow_stores" "-lwow_stores -lwow_mongo -lwow_mongo_log" WOW_PC_LIBS
          "${WOW_PC_LIBS}")
   string(APPEND WOW_PC_REQUIRES_PRIVATE " libmongoc-1.0")
-  set(WOW_WITH_MONGO_INSTALLED ON)
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/wow.pc.in ${CMAKE_CURRENT_BINARY_DIR}/wow.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/wow.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The package test: installs a built tree into a temporary prefix and builds and runs the consumer
 # project (tests/package/consumer) against it with find_package, then one program through
-# pkg-config (wow.pc), then the same consumer with the checkout added as a subdirectory.
+# pkg-config (wow.pc), then the tutorial as its page writes it (docs/TUTORIAL.md, through
+# tests/docs/extract_snippets.py --project), then the same consumer with the checkout added as a
+# subdirectory.
 #
 #   bash tests/package/run.sh BUILD_DIR
 #
@@ -56,6 +58,24 @@ c++ -std=c++20 -Wall -Wextra -Werror $(pkg-config --cflags wow) \
   "$consumer/memory_main.cc" "$consumer/brand.cc" -o "$work/pkg_config_memory" \
   $(pkg-config --libs --static wow)
 "$work/pkg_config_memory"
+
+if [[ $with_sqlite == ON ]]; then
+  echo "-- package test: the tutorial (docs/TUTORIAL.md) written out and built as its page says"
+  tutorial=$work/tutorial
+  mkdir -p "$tutorial/home"
+  ln -s "$prefix" "$tutorial/home/wow"  # the page installs into $HOME/wow
+  python3 "$root/tests/docs/extract_snippets.py" --project "$root/docs/TUTORIAL.md" \
+    "$tutorial/accounts" "$tutorial/commands.sh"
+  (cd "$tutorial" && HOME=$tutorial/home CMAKE_BUILD_PARALLEL_LEVEL=$jobs bash commands.sh) \
+    >"$tutorial/commands.log" 2>&1 || { cat "$tutorial/commands.log"; exit 1; }
+  grep -q "^accepted" "$tutorial/commands.log" ||
+    { cat "$tutorial/commands.log"; echo "the tutorial's demo did not print accepted"; exit 1; }
+  # Its page says a second run is refused: the e-mail is held by the first run's account.
+  second=$(cd "$tutorial/accounts/build" && ./accounts_demo) && status=0 || status=$?
+  [[ $status == 1 && $second == "rejected EMAIL_TAKEN" ]] ||
+    { echo "the tutorial's demo run again said \"$second\" (exit $status), not rejected EMAIL_TAKEN"; exit 1; }
+  echo "the tutorial: built, its specs passed, its demo accepted then rejected EMAIL_TAKEN"
+fi
 
 if [[ ${WOW_PACKAGE_SUBDIRECTORY:-1} != 0 ]]; then
   echo "-- package test: the consumer with add_subdirectory($root)"
