@@ -30,9 +30,9 @@ struct SqliteOptions {
   // crashed writer stays as it is for the next writer to recover. Every write (an append, a
   // reservation, a timer, a lease, a checkpoint, Create) throws Error(kFailedPrecondition). A
   // file that needs a writer first is refused with Error(kFailedPrecondition): a missing file, one
-  // without a Wow format record, one of format 3 (a writable open migrates it). SQLite needs the
-  // file's -wal and -shm files to exist or be creatable by the process; when it creates them, they
-  // stay after it closes (a read-only connection cannot fold the log into the file and delete
+  // without a Wow format record, one of format 3 or 4 (a writable open migrates it). SQLite needs
+  // the file's -wal and -shm files to exist or be creatable by the process; when it creates them,
+  // they stay after it closes (a read-only connection cannot fold the log into the file and delete
   // them; the next writer does).
   bool read_only = false;
 };

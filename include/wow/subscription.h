@@ -46,8 +46,9 @@ std::shared_ptr<Subscription> NewReservationSubscription(
 
 // Applies every stream's timer facts to `timers` (put or cancel at the stream's version) for a
 // log of `partitions` partitions, and re-arms the timers parked on the stream's aggregate (due at
-// the stream's time: the target changed, so their command may now be taken; a target in another
-// context is not re-armed).
+// the stream's time: the target changed, so their command may now be taken). A timer is re-armed
+// only by a stream later than the target's version that refused it (Timer::parked_version), so a
+// late, older stream of the target leaves it parked; a target in another context is not re-armed.
 std::shared_ptr<Subscription> NewTimerSubscription(std::shared_ptr<TimerStore> timers,
                                                    int partitions);
 

@@ -9,8 +9,9 @@
 //   accepted, duplicate, no-op        done: the timer is deleted;
 //   rejected, or a command the        under rule "retry" with attempts left: due again after
 //   processor refuses (bad input)     backoff_ms * 2^attempt (at most max_backoff_ms);
-//                                     else parked on its target (the timer subscription
-//                                     re-arms it when the target's aggregate changes);
+//                                     else parked on its target, with the target's version
+//                                     that rejected it (the timer subscription re-arms it when
+//                                     a later stream of the target's aggregate arrives);
 //   unknown outcome, or a failure     left claimed: due again when the claim expires.
 // A timer another node claimed or changed since it was read is skipped (Settle applies nothing).
 //

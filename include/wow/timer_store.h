@@ -12,8 +12,9 @@
 // Bad input throws Error(kInvalidArgument) and changes nothing: an empty key, timer_id or
 // command_type, a body that is not JSON, an owner that is malformed or of another context than the
 // store's (the target may be of any context), a partition out of range or not the owner's, a
-// version below kUnversioned, an attempt below 0, a rule allowing no attempt, a limit <= 0. A
-// Settle batch holding one bad change applies none. Failures of the backend throw Error.
+// version or parked_version below kUnversioned (or a parked_version on a timer not PARKED), a
+// kPark's target_version below kUnversioned, an attempt below 0, a rule allowing no attempt, a
+// limit <= 0. A Settle batch holding one bad change applies none. Failures of the backend throw Error.
 //
 // Thread-safety: implementations are safe for concurrent use.
 #pragma once
@@ -51,6 +52,10 @@ struct Timer {
   TimerRule rule;
   TimerState state = TimerState::kPending;
   int attempt = 0;  // how many times it was fired
+  // PARKED: the target's version that refused the command (0 when not known: a command no
+  // processor could take, or an exception). Only a stream of the target later than it re-arms
+  // the timer, so a late, older stream does not. 0 in the other states.
+  Version parked_version = kUnversioned;
 
   friend bool operator==(const Timer&, const Timer&) = default;
 };
@@ -61,13 +66,15 @@ struct TimerChange {
   enum class Kind {
     kClaim,  // state FIRING, due_at = new_due_at (the claim's expiry)
     kRetry,  // state PENDING, due_at = new_due_at, attempt + 1
-    kPark,   // state PARKED, attempt + 1
+    kPark,   // state PARKED, attempt + 1, parked_version = target_version
     kDone,   // deleted
-    kRearm,  // a parked timer: state PENDING, due_at = new_due_at; REQUIRES: loaded PARKED
+    kRearm,  // a parked timer: state PENDING, due_at = new_due_at, parked_version = 0;
+             // REQUIRES: loaded PARKED
   };
   Kind kind = Kind::kClaim;
   Timer loaded;
   EpochMillis new_due_at = 0;
+  Version target_version = kUnversioned;  // kPark: the target's version that refused it
 };
 
 // The checks every backend makes before touching anything; each throws Error(kInvalidArgument).

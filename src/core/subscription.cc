@@ -59,9 +59,12 @@ class TimerSubscription final : public Subscription {
       timer.rule = fact.rule;
       timers_->Put(timer);
     }
-    // The stream changed its aggregate: the timers parked on it are due again at once.
+    // The stream changed its aggregate: the timers parked on it are due again at once, but for
+    // those an aggregate later than this stream refused (a late stream of a partition read behind
+    // the others: firing again would meet the same refusal).
     std::vector<TimerChange> rearm;
     for (const Timer& parked : timers_->Parked(stream.ref)) {
+      if (parked.parked_version >= stream.version) continue;
       rearm.push_back({TimerChange::Kind::kRearm, parked, stream.time});
     }
     if (!rearm.empty()) timers_->Settle(rearm);

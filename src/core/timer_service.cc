@@ -133,11 +133,13 @@ bool TimerService::Fire(const Timer& due) {
   const std::string request_id = "timer:" + due.timer_id + ":" + std::to_string(due.attempt);
   Outcome outcome = Outcome::kOpen;
   std::string why;
+  Version refused_at = kUnversioned;  // the target's version that rejected it, when known
   ++fired_;
   try {
     const CommandResult result = processor->Process(
         due.target, CommandMessage{due.command_type, nlohmann::json::parse(due.body)}, request_id);
     outcome = OutcomeOf(result);
+    if (result.kind == CommandResult::Kind::kRejected) refused_at = result.version;
     why = result.code.empty() ? result.message : result.code + ": " + result.message;
   } catch (const Error& e) {
     outcome = e.code() == ErrorCode::kInvalidArgument ? Outcome::kRefused : Outcome::kOpen;
@@ -163,6 +165,7 @@ bool TimerService::Fire(const Timer& due) {
         change.new_due_at = clock_->NowMillis() + BackoffMillis(due.rule, due.attempt);
       } else {
         change.kind = TimerChange::Kind::kPark;
+        change.target_version = refused_at;
         ++parked_;
         spdlog::warn("timer {} of {} is parked on {} after {} attempt(s): {}", due.key,
                      ToString(due.owner), ToString(due.target), due.attempt + 1, why);

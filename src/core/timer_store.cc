@@ -49,6 +49,9 @@ void ValidateTimer(const Timer& t, std::string_view context, int partitions) {
   Require(nlohmann::json::accept(t.body), [&] { return what + " has a body that is not JSON"; });
   Require(t.rule.max_attempts >= 1, [&] { return what + " allows fewer than 1 attempt"; });
   Require(t.attempt >= 0, [&] { return what + " has a negative attempt"; });
+  ValidateVersion(t.parked_version, "timer parked version");
+  Require(t.parked_version == kUnversioned || t.state == TimerState::kParked,
+          [&] { return what + " has a parked version but is not PARKED"; });
 }
 
 void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view context,
@@ -61,6 +64,7 @@ void ValidateSettle(const std::vector<TimerChange>& changes, std::string_view co
                      "\" of " + ToString(change.loaded.owner) + " was loaded " +
                      std::string(TimerStateName(change.loaded.state));
             });
+    ValidateVersion(change.target_version, "timer park's target version");
   }
 }
 

@@ -94,6 +94,12 @@ std::vector<std::pair<std::string, std::function<void(Timer&)>>> MalformedTimers
       {"empty body", [](Timer& t) { t.body.clear(); }},
       {"rule of no attempt", [](Timer& t) { t.rule.max_attempts = 0; }},
       {"negative attempt", [](Timer& t) { t.attempt = -1; }},
+      {"parked version below UNVERSIONED",
+       [](Timer& t) {
+         t.state = TimerState::kParked;
+         t.parked_version = kUnversioned - 1;
+       }},
+      {"parked version on a timer not PARKED", [](Timer& t) { t.parked_version = 3; }},
   };
 }
 
@@ -336,11 +342,36 @@ TEST_P(TimerStoreContract, SettleParkMakesTheTimerParkedWithTheNextAttemptAndIts
   t.state = TimerState::kFiring;
   t.attempt = 2;
   ASSERT_TRUE(timers_->Put(t));
-  EXPECT_EQ(timers_->Settle({Change(TimerChange::Kind::kPark, t, kNow + 99)}), 1);
+  TimerChange park = Change(TimerChange::Kind::kPark, t, kNow + 99);
+  park.target_version = 7;
+  EXPECT_EQ(timers_->Settle({park}), 1);
   Timer expected = t;
   expected.state = TimerState::kParked;
   expected.attempt = 3;
+  expected.parked_version = 7;
   EXPECT_EQ(timers_->Find(t.owner, "reminder"), expected);
+  EXPECT_EQ(timers_->Parked(kTarget), std::vector<Timer>{expected});
+}
+
+TEST_P(TimerStoreContract, APutParkedTimerKeepsItsParkedVersion) {
+  Timer t = MakeTimer(Owner("o1"), "reminder", 1, kNow);
+  t.state = TimerState::kParked;
+  t.parked_version = 11;
+  ASSERT_TRUE(timers_->Put(t));
+  EXPECT_EQ(timers_->Find(t.owner, "reminder"), t);
+  // A later fact replaces it whole: pending, no parked version.
+  const Timer later = MakeTimer(Owner("o1"), "reminder", 2, kNow);
+  ASSERT_TRUE(timers_->Put(later));
+  EXPECT_EQ(timers_->Find(t.owner, "reminder"), later);
+}
+
+TEST_P(TimerStoreContract, SettleParkOfANegativeTargetVersionIsRefused) {
+  Timer t = MakeTimer(Owner("o1"), "reminder", 1, kNow);
+  ASSERT_TRUE(timers_->Put(t));
+  TimerChange park = Change(TimerChange::Kind::kPark, t);
+  park.target_version = kUnversioned - 1;
+  ExpectInvalidArgument([&] { timers_->Settle({park}); });
+  EXPECT_EQ(timers_->Find(t.owner, "reminder"), t);
 }
 
 TEST_P(TimerStoreContract, SettleDoneDeletesTheTimer) {
@@ -354,11 +385,13 @@ TEST_P(TimerStoreContract, SettleRearmMakesAParkedTimerPendingAtTheNewDueAtWithI
   Timer t = MakeTimer(Owner("o1"), "reminder", 1, kNow);
   t.state = TimerState::kParked;
   t.attempt = 3;
+  t.parked_version = 4;
   ASSERT_TRUE(timers_->Put(t));
   EXPECT_EQ(timers_->Settle({Change(TimerChange::Kind::kRearm, t, kNow + 500)}), 1);
   Timer expected = t;
   expected.state = TimerState::kPending;
   expected.due_at = kNow + 500;
+  expected.parked_version = 0;
   EXPECT_EQ(timers_->Find(t.owner, "reminder"), expected);
   EXPECT_TRUE(timers_->Parked(kTarget).empty());
 }

@@ -47,7 +47,8 @@ TEST(TimerCommands, APutMatchesOnlyAnEarlierVersionOrAnotherTimerOfTheSameVersio
                           "body": "{\"why\":\"late\"}", "rule": {"type": "retry",
                           "max_attempts": )" + Long(3) + R"(, "backoff_ms": )" + Long(100) +
                       R"(, "max_backoff_ms": )" + Long(1000) + R"(}, "state": "PENDING",
-                          "attempt": )" + Long(0) + R"(, "due": true}})"));
+                          "attempt": )" + Long(0) + R"(, "parked_version": )" + Long(0) +
+                      R"(, "due": true}})"));
   Timer parked = t;
   parked.state = TimerState::kParked;
   const std::string update = Json(PutTimerCommand(parked).update);
@@ -100,7 +101,7 @@ TEST(TimerCommands, EachSettleChangeAppliesOnlyToTheTimerAsLoaded) {
       "timer_id": "tid", "version": )" + Long(3) + R"(, "state": "PENDING", "attempt": )" +
                              Long(0) + R"(, "due_at": )" + Long(5000) + "}";
   const auto op = [&](TimerChange::Kind kind) {
-    return SettleOperation(TimerChange{kind, t, 7000});
+    return SettleOperation(TimerChange{kind, t, 7000, 9});
   };
   for (auto kind : {TimerChange::Kind::kClaim, TimerChange::Kind::kRetry,
                     TimerChange::Kind::kPark, TimerChange::Kind::kDone}) {
@@ -113,8 +114,11 @@ TEST(TimerCommands, EachSettleChangeAppliesOnlyToTheTimerAsLoaded) {
             Canonical(R"({"$set": {"state": "PENDING", "due_at": )" + Long(7000) +
                       R"(, "due": true}, "$inc": {"attempt": 1}})"));
   EXPECT_EQ(Json(op(TimerChange::Kind::kPark).update),
-            Canonical(R"({"$set": {"state": "PARKED"}, "$unset": {"due": ""},
-                          "$inc": {"attempt": 1}})"));
+            Canonical(R"({"$set": {"state": "PARKED", "parked_version": )" + Long(9) +
+                      R"(}, "$unset": {"due": ""}, "$inc": {"attempt": 1}})"));
+  EXPECT_EQ(Json(op(TimerChange::Kind::kRearm).update),
+            Canonical(R"({"$set": {"state": "PENDING", "parked_version": )" + Long(0) +
+                      R"(, "due_at": )" + Long(7000) + R"(, "due": true}})"));
   EXPECT_FALSE(op(TimerChange::Kind::kDone).update) << "a delete";
 }
 
@@ -130,12 +134,32 @@ TEST(TimerCommands, AStoredTimerReadsBackAndAnotherLayoutIsDataLoss) {
   ASSERT_TRUE(FindDocument(*put.update, "$set", &set));
   bson_concat(doc.get(), &set);
   EXPECT_EQ(ParseTimer(*doc, "wow_timer__shop__order"), t);
+  // A parked timer keeps the version that refused it; a document written before parked_version
+  // was kept reads as 0.
+  Timer parked = t;
+  parked.state = TimerState::kParked;
+  parked.parked_version = 12;
+  Bson parked_doc = BsonFromJson(R"({"partition": )" + std::to_string(t.partition) +
+                                 R"(, "owner": {"tenant_id": "t1", "id": "o1"}, "key": "expire"})");
+  const UpdateCommand put_parked = PutTimerCommand(parked);
+  ASSERT_TRUE(FindDocument(*put_parked.update, "$set", &set));
+  bson_concat(parked_doc.get(), &set);
+  EXPECT_EQ(ParseTimer(*parked_doc, "wow_timer__shop__order"), parked);
+  Bson without = NewBson();
+  bson_copy_to_excluding_noinit(parked_doc.get(), without.get(), "parked_version", nullptr);
+  parked.parked_version = 0;
+  EXPECT_EQ(ParseTimer(*without, "wow_timer__shop__order"), parked) << Json(without);
   for (const char* json : {R"({"partition": 0})",
                            R"({"partition": 0, "owner": {"tenant_id": "", "id": "o"}, "key": "k",
       "timer_id": "x", "version": 1, "due_at": 1, "target": {"context": "a", "aggregate": "b",
       "tenant_id": "", "id": "c"}, "command_type": "c", "body": "{}", "rule": {"type": "often",
       "max_attempts": 1, "backoff_ms": 1, "max_backoff_ms": 1}, "state": "PENDING",
-      "attempt": 0})"}) {
+      "attempt": 0})",
+                           R"({"partition": 0, "owner": {"tenant_id": "t", "id": "o"}, "key": "k",
+      "timer_id": "x", "version": 1, "due_at": 1, "target": {"context": "a", "aggregate": "b",
+      "tenant_id": "t", "id": "c"}, "command_type": "c", "body": "{}", "rule": {"type": "once",
+      "max_attempts": 1, "backoff_ms": 1, "max_backoff_ms": 1}, "state": "PARKED",
+      "attempt": 0, "parked_version": -1})"}) {
     try {
       ParseTimer(*BsonFromJson(json), "wow_timer__shop__order");
       ADD_FAILURE() << json;

@@ -546,6 +546,7 @@ TEST_P(TimerServiceTest, ARejectedRetryTimerBacksOffThenParksAndTheTargetsChange
   timer = stores_.timers->Find(pinger_, "k");
   EXPECT_EQ(timer->state, TimerState::kParked) << "three attempts made";
   EXPECT_EQ(timer->attempt, 3);
+  EXPECT_EQ(timer->parked_version, 2) << "the target's version that rejected it";
   clock_->Advance(milliseconds(60'000));
   EXPECT_EQ(Pass(), 0) << "parked timers are not due";
 
@@ -553,6 +554,25 @@ TEST_P(TimerServiceTest, ARejectedRetryTimerBacksOffThenParksAndTheTargetsChange
   EXPECT_EQ(Pass(), 1) << "the target changed: re-armed and fired";
   EXPECT_EQ(Pings(), 1);
   EXPECT_FALSE(stores_.timers->Find(pinger_, "k"));
+}
+
+TEST_P(TimerServiceTest, ALateStreamOfTheTargetNoLaterThanTheOneThatRejectedItLeavesItParked) {
+  ASSERT_EQ(Send(CommandMessage::Of(SetOpen{false})).kind, CommandResult::Kind::kAccepted);
+  ASSERT_EQ(Send(CommandMessage::Of(Arm{"k", 0})).kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 1);
+  ASSERT_EQ(stores_.timers->Find(pinger_, "k")->state, TimerState::kParked);
+  ASSERT_EQ(stores_.timers->Find(pinger_, "k")->parked_version, 2);
+
+  // The target's streams delivered again, late (a subscription of a partition read behind the
+  // others, or replaying after a lost checkpoint): versions 1 and 2 saw the refusal already.
+  const std::shared_ptr<Subscription> late = NewTimerSubscription(stores_.timers, 4);
+  for (const Entry& entry : stores_.log->ReadEntries(pinger_, {1, 2})) late->Handle(entry);
+  EXPECT_EQ(stores_.timers->Find(pinger_, "k")->state, TimerState::kParked);
+  EXPECT_EQ(Pass(), 0) << "still parked: firing again would meet the same refusal";
+
+  ASSERT_EQ(Send(CommandMessage::Of(SetOpen{true})).kind, CommandResult::Kind::kAccepted);
+  EXPECT_EQ(Pass(), 1) << "version 3, later than the refusal: re-armed and fired";
+  EXPECT_EQ(Pings(), 1);
 }
 
 TEST_P(TimerServiceTest, ARejectedOnceTimerParksAtOnceAndABadCommandParksToo) {
@@ -570,9 +590,12 @@ TEST_P(TimerServiceTest, ARejectedOnceTimerParksAtOnceAndABadCommandParksToo) {
   bad.state = TimerState::kPending;
   bad.due_at = clock_->NowMillis();
   bad.attempt = 0;
+  bad.parked_version = 0;
   ASSERT_TRUE(stores_.timers->Put(bad));
   EXPECT_EQ(service_->FireDue(), 1);
   EXPECT_EQ(stores_.timers->Find(pinger_, "bad")->state, TimerState::kParked);
+  EXPECT_EQ(stores_.timers->Find(pinger_, "bad")->parked_version, 0)
+      << "no version refused it: any later stream of the target re-arms it";
 }
 
 // A due timer of the pinger whose target is `target`, put straight into the store.

@@ -249,7 +249,7 @@ TEST_F(SqliteFileTest, AFileOfFormat2IsRefusedByNameAndLeftUnchanged) {
   ASSERT_TRUE(failure.has_value());
   EXPECT_EQ(failure->code, ErrorCode::kFailedPrecondition) << failure->message;
   EXPECT_NE(failure->message.find("format 2;"), std::string::npos) << failure->message;
-  EXPECT_NE(failure->message.find("reads format 4 (and migrates format 3) only"), std::string::npos)
+  EXPECT_NE(failure->message.find("reads format 5 (and migrates formats 3 and 4) only"), std::string::npos)
       << failure->message;
   EXPECT_EQ(FileBytes(path_), before);
 }

@@ -128,6 +128,7 @@ class MemoryTimerStore final : public TimerStore {
         case TimerChange::Kind::kPark:
           t.state = TimerState::kParked;
           ++t.attempt;
+          t.parked_version = change.target_version;
           break;
         case TimerChange::Kind::kDone:
           timers_.erase(it);
@@ -135,6 +136,7 @@ class MemoryTimerStore final : public TimerStore {
         case TimerChange::Kind::kRearm:
           t.state = TimerState::kPending;
           t.due_at = change.new_due_at;
+          t.parked_version = kUnversioned;
           break;
       }
     }

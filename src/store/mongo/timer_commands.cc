@@ -144,6 +144,7 @@ UpdateCommand PutTimerCommand(const Timer& timer) {
   bson_append_document_end(&set, &rule);
   AppendState(&set, timer.state);
   AppendInt64(&set, "attempt", timer.attempt);
+  AppendInt64(&set, "parked_version", timer.parked_version);
   if (timer.state != TimerState::kParked) AppendBool(&set, "due", true);
   bson_append_document_end(command.update.get(), &set);
   if (timer.state == TimerState::kParked) {
@@ -254,10 +255,12 @@ BulkOperation SettleOperation(const TimerChange& change) {
       break;
     case TimerChange::Kind::kPark:
       AppendState(&set, TimerState::kParked);
+      AppendInt64(&set, "parked_version", change.target_version);
       break;
     case TimerChange::Kind::kDone:
       break;
   }
+  if (change.kind == TimerChange::Kind::kRearm) AppendInt64(&set, "parked_version", 0);
   if (change.kind == TimerChange::Kind::kPark) {
     bson_append_document_end(operation.update.get(), &set);
     const Bson rest = BsonFromJson(R"({"$unset": {"due": ""}, "$inc": {"attempt": 1}})");
@@ -320,6 +323,14 @@ Timer ParseTimer(const bson_t& doc, const std::string& collection) {
   }
   if (!known_state) throw Malformed(collection, doc, "an unknown state");
   t.attempt = static_cast<int>(*attempt);
+  // A document written before parked_version was kept reads as 0, not known.
+  if (bson_has_field(&doc, "parked_version")) {
+    const auto parked_version = FindInteger(doc, "parked_version");
+    if (!parked_version || *parked_version < 0) {
+      throw Malformed(collection, doc, "a parked_version that is not a version");
+    }
+    t.parked_version = *parked_version;
+  }
   return t;
 }
 

@@ -5,7 +5,10 @@
 //   wow_timer__<context>__<aggregate>, one per owner aggregate type; one document per timer:
 //     {partition, owner: {tenant_id, id}, key, timer_id, version, due_at,
 //      target: {context, aggregate, tenant_id, id}, command_type, body: the command's JSON text,
-//      rule: {type, max_attempts, backoff_ms, max_backoff_ms}, state, attempt, due: true}
+//      rule: {type, max_attempts, backoff_ms, max_backoff_ms}, state, attempt, parked_version,
+//      due: true}
+//   `parked_version` (the target's version that refused a PARKED timer, else 0) reads as 0 when
+//   missing: a document written before it was kept is of the same format.
 //   `due` is there while the timer is PENDING or FIRING and gone when PARKED: the due index's
 //   partial filter, since `$in` is not allowed in a partial filter before MongoDB 6.0.
 //   indexes: "owner_key" unique {partition, owner.tenant_id, owner.id, key} (the shard key

@@ -126,6 +126,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS )sql" +
   rule TEXT NOT NULL,
   state TEXT NOT NULL,
   attempt INTEGER NOT NULL,
+  parked_version INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (owner_tenant_id, owner_id, key)
 );
 CREATE INDEX IF NOT EXISTS )sql" +
@@ -178,8 +179,8 @@ void Schema::CheckAndInitialize() {
       has_format = has_format || tables.back() == "wow_format";
     }
   }
-  // Whether the file is of kMigratedFormatVersion (to migrate); refuses any other than ours.
-  auto check_format = [&] {
+  // The file's format, one this build reads or migrates; refuses any other.
+  auto check_format = [&]() -> std::int64_t {
     Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
     if (!q.Step()) {
       refuse(
@@ -187,14 +188,18 @@ void Schema::CheckAndInitialize() {
           "is damaged; use another file, or restore this one from a backup");
     }
     const std::int64_t version = q.Int(0);
-    if (version != kFormatVersion && version != kMigratedFormatVersion) {
+    if (version < kOldestMigratedFormatVersion || version > kFormatVersion) {
+      std::string migrated;
+      for (int v = kOldestMigratedFormatVersion; v < kFormatVersion; ++v) {
+        migrated += (migrated.empty() ? "" : v + 1 == kFormatVersion ? " and " : ", ") +
+                    std::to_string(v);
+      }
       refuse("is in Wow SQLite format " + std::to_string(version) + "; this build reads format " +
-             std::to_string(kFormatVersion) + " (and migrates format " +
-             std::to_string(kMigratedFormatVersion) +
+             std::to_string(kFormatVersion) + " (and migrates formats " + migrated +
              ") only. Open it with the version of Wow that wrote it, or use another file; the "
              "file was not changed");
     }
-    return version == kMigratedFormatVersion;
+    return version;
   };
   // The quick check of a Wow file: its header says it is one, and every table its registry
   // names exists.
@@ -222,9 +227,9 @@ void Schema::CheckAndInitialize() {
       damaged("its registry names table " + q.Text(0) + ", which the file does not hold");
     }
   };
-  bool migrate = false;
+  std::int64_t format = kFormatVersion;
   if (has_format) {
-    migrate = check_format();
+    format = check_format();
     check_damage();
   } else if (!tables.empty()) {
     std::string names;
@@ -245,8 +250,8 @@ void Schema::CheckAndInitialize() {
       refuse("has no Wow format record (it is empty, or not Wow's); opened read-only, it was not "
              "initialized: open it writable once (wow init, or the service)");
     }
-    if (migrate) {
-      refuse("is in Wow SQLite format " + std::to_string(kMigratedFormatVersion) +
+    if (format != kFormatVersion) {
+      refuse("is in Wow SQLite format " + std::to_string(format) +
              ", which a writable open migrates to format " + std::to_string(kFormatVersion) +
              "; opened read-only, it was not changed: open it writable once (start the service "
              "on it), then again");
@@ -270,7 +275,7 @@ void Schema::CheckAndInitialize() {
   }
 
   if (has_format) {
-    if (migrate) Migrate();
+    if (format != kFormatVersion) Migrate();
     return;
   }
   Transaction tx(w, Transaction::Kind::kWrite);
@@ -279,32 +284,41 @@ void Schema::CheckAndInitialize() {
       .Bind(1, kFormatVersion)
       .Run();
   w.Execute("PRAGMA application_id = " + std::to_string(kApplicationId));
-  migrate = check_format();  // another process may have created the file first
+  format = check_format();  // another process may have created the file first
   tx.Commit();
-  if (migrate) Migrate();
+  if (format != kFormatVersion) Migrate();
 }
 
 void Schema::Migrate() {
   Connection& w = writer_;
   RegisterStreamChecksum(w);
   Transaction tx(w, Transaction::Kind::kWrite);
+  std::int64_t format = kFormatVersion;
   {
     Query q(w, "SELECT version FROM wow_format WHERE name = 'wow'");
-    if (!q.Step() || q.Int(0) != kMigratedFormatVersion) return;  // migrated by another process
+    if (q.Step()) format = q.Int(0);
   }
-  std::vector<std::string> logs;
-  {
+  if (format >= kFormatVersion) return;  // migrated by another process
+  auto tables = [&](TableKind kind) {
+    std::vector<std::string> names;
     Query q(w, "SELECT name FROM wow_tables WHERE kind = ?1 ORDER BY name");
-    q.Bind(1, KindName(TableKind::kLog));
-    while (q.Step()) logs.push_back(q.Text(0));
+    q.Bind(1, KindName(kind));
+    while (q.Step()) names.push_back(q.Text(0));
+    return names;
+  };
+  if (format < 4) {
+    for (const std::string& log : tables(TableKind::kLog)) {
+      w.Execute("ALTER TABLE " + Quoted(log) + " ADD COLUMN checksum INTEGER");
+      w.Execute("UPDATE " + Quoted(log) +
+                " SET checksum = wow_stream_checksum(position, tenant_id, aggregate_id, version, "
+                "request_id, time, events, facts, transport)");
+    }
   }
-  for (const std::string& log : logs) {
-    w.Execute("ALTER TABLE " + Quoted(log) + " ADD COLUMN checksum INTEGER");
-    w.Execute("UPDATE " + Quoted(log) +
-              " SET checksum = wow_stream_checksum(position, tenant_id, aggregate_id, version, "
-              "request_id, time, events, facts, transport)");
+  for (const std::string& timers : tables(TableKind::kTimer)) {
+    w.Execute("ALTER TABLE " + Quoted(timers) +
+              " ADD COLUMN parked_version INTEGER NOT NULL DEFAULT 0");
   }
-  // The reservation and timer tables are as format 3 had them.
+  // The reservation tables are as format 3 had them.
   Query(w, "UPDATE wow_tables SET format = ?1").Bind(1, kFormatVersion).Run();
   Query(w, "UPDATE wow_format SET version = ?1 WHERE name = 'wow'").Bind(1, kFormatVersion).Run();
   tx.Commit();

@@ -29,11 +29,13 @@ namespace wow::sqlite {
 // 2: events kept as length-prefixed bytes.
 // 3: the log tables keyed by position (PositionKey), so a partition's entries are one range of
 //    rowids, without partition and sequence columns; facts kept as binary, not JSON (codec.h).
-// 4: each log row keeps its stream's checksum (stream_checksum.h). A file of format 3 is
-//    migrated when a writer opens it (Schema); every earlier format is refused.
-inline constexpr int kFormatVersion = 4;
+// 4: each log row keeps its stream's checksum (stream_checksum.h).
+// 5: each timer row keeps its parked_version (the target's version that refused it).
+// A file of format 3 or 4 is migrated when a writer opens it (Schema); every earlier format is
+// refused.
+inline constexpr int kFormatVersion = 5;
 // The oldest format OpenSqliteDatabase migrates to kFormatVersion.
-inline constexpr int kMigratedFormatVersion = 3;
+inline constexpr int kOldestMigratedFormatVersion = 3;
 // Written in the file's header (PRAGMA application_id): "Wow1".
 inline constexpr std::int32_t kApplicationId = 0x576f7731;
 
@@ -76,7 +78,7 @@ class Schema {
   // format or application as it is (Error(kFailedPrecondition), naming what it found), and a
   // file whose header or registry is damaged (Error(kDataLoss): a Wow file whose application_id
   // is not Wow's, a registered table missing); then switches it to WAL mode, migrates a file of
-  // format kMigratedFormatVersion (in one write transaction: each log row gets its checksum), and
+  // format kOldestMigratedFormatVersion or later (in one write transaction, see Migrate), and
   // writes the core tables and the format record when the file has none. When `read_only`, it
   // writes nothing: a file without a format record, or one to migrate, is refused
   // (Error(kFailedPrecondition)). Retries for up to `busy_timeout` while another process initializes the same new file
@@ -109,9 +111,10 @@ class Schema {
  private:
   // One attempt of the constructor's check and initialization.
   void CheckAndInitialize();
-  // In one write transaction: the file's log tables get their checksum column, filled from the
-  // rows as they are, and the file and its tables are recorded in kFormatVersion. Nothing when
-  // another process migrated the file first.
+  // In one write transaction, each step from the file's format up: (3 to 4) the log tables get
+  // their checksum column, filled from the rows as they are; (4 to 5) the timer tables get their
+  // parked_version column, 0 (not known) in every row. Then the file and its tables are recorded
+  // in kFormatVersion. Nothing when another process migrated the file first.
   void Migrate();
 
   const std::string path_;

@@ -22,7 +22,8 @@ using sqlite::TableKind;
 
 constexpr const char* kColumns =
     "owner_tenant_id, owner_id, key, partition, timer_id, version, due_at, target_context, "
-    "target_aggregate, target_tenant_id, target_id, command_type, body, rule, state, attempt";
+    "target_aggregate, target_tenant_id, target_id, command_type, body, rule, state, attempt, "
+    "parked_version";
 
 // Matches a stored timer to the loaded one: ?1..?3 its owner and key, ?4..?8 the loaded fields.
 constexpr const char* kAsLoaded =
@@ -65,7 +66,7 @@ class SqliteTimerStore final : public TimerStore {
           Query q(w,
                   "INSERT INTO " + Table(timer.owner.aggregate) + " (" + kColumns +
                       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                      "?16) ON CONFLICT (owner_tenant_id, owner_id, key) DO UPDATE SET "
+                      "?16, ?17) ON CONFLICT (owner_tenant_id, owner_id, key) DO UPDATE SET "
                       "partition = excluded.partition, timer_id = excluded.timer_id, "
                       "version = excluded.version, due_at = excluded.due_at, "
                       "target_context = excluded.target_context, "
@@ -73,14 +74,15 @@ class SqliteTimerStore final : public TimerStore {
                       "target_tenant_id = excluded.target_tenant_id, "
                       "target_id = excluded.target_id, command_type = excluded.command_type, "
                       "body = excluded.body, rule = excluded.rule, state = excluded.state, "
-                      "attempt = excluded.attempt WHERE version < excluded.version OR "
+                      "attempt = excluded.attempt, parked_version = excluded.parked_version "
+                      "WHERE version < excluded.version OR "
                       "(version = excluded.version AND timer_id <> excluded.timer_id)");
           q.Bind(1, timer.owner.tenant_id).Bind(2, timer.owner.id).Bind(3, timer.key);
           q.Bind(4, timer.partition).Bind(5, timer.timer_id).Bind(6, timer.version);
           q.Bind(7, timer.due_at).Bind(8, timer.target.context).Bind(9, timer.target.aggregate);
           q.Bind(10, timer.target.tenant_id).Bind(11, timer.target.id).Bind(12, timer.command_type);
           q.Bind(13, timer.body).Bind(14, rule).Bind(15, TimerStateName(timer.state));
-          q.Bind(16, timer.attempt);
+          q.Bind(16, timer.attempt).Bind(17, timer.parked_version);
           q.Run();
           put = w.Changes() == 1;
           if (!put) {  // kept: the same fact applied already (true), or a later one stored (false)
@@ -240,10 +242,10 @@ class SqliteTimerStore final : public TimerStore {
         set = "SET state = 'PENDING', due_at = ?9, attempt = attempt + 1";
         break;
       case TimerChange::Kind::kPark:
-        set = "SET state = 'PARKED', attempt = attempt + 1";
+        set = "SET state = 'PARKED', attempt = attempt + 1, parked_version = ?10";
         break;
       case TimerChange::Kind::kRearm:
-        set = "SET state = 'PENDING', due_at = ?9";
+        set = "SET state = 'PENDING', due_at = ?9, parked_version = 0";
         break;
       case TimerChange::Kind::kDone:
         break;
@@ -255,6 +257,7 @@ class SqliteTimerStore final : public TimerStore {
     q.Bind(1, t.owner.tenant_id).Bind(2, t.owner.id).Bind(3, t.key).Bind(4, t.timer_id);
     q.Bind(5, t.version).Bind(6, TimerStateName(t.state)).Bind(7, t.attempt).Bind(8, t.due_at);
     if (sql.find("?9") != std::string::npos) q.Bind(9, change.new_due_at);
+    if (sql.find("?10") != std::string::npos) q.Bind(10, change.target_version);
     q.Run();
     return w.Changes() == 1;
   }
@@ -273,6 +276,7 @@ class SqliteTimerStore final : public TimerStore {
     t.rule = sqlite::DecodeRule(q.TextView(13), "timer \"" + t.key + "\" of " + ToString(t.owner));
     t.state = StateFrom(q.TextView(14));
     t.attempt = static_cast<int>(q.Int(15));
+    t.parked_version = q.Int(16);
     return t;
   }
 
