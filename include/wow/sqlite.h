@@ -60,8 +60,8 @@ class SqliteDatabase;
 
 // Opens the database file at `path`, creating it (but not its directory) when missing; switches
 // it to WAL mode, and checks its format record, or writes one in a new file; migrates a file of
-// the previous format (each stream gets its checksum). Under options.read_only it writes nothing
-// (see SqliteOptions::read_only).
+// an earlier format (formats 3 and 4). Under options.read_only it writes nothing (see
+// SqliteOptions::read_only).
 // Throws wow::Error, leaving the file as it was, when:
 //   kPermissionDenied    the path cannot be opened or created, or the file is read-only
 //   kDataLoss            the file is not a SQLite database, or it is corrupt, or its header's
@@ -70,6 +70,8 @@ class SqliteDatabase;
 //                        the file is in another format of this backend, or another application's
 //   kUnavailable         another process holds the file's lock longer than busy_timeout
 //   kInvalidArgument     the options are out of range
+//   kResourceExhausted   the disk is full; a file this call created is removed again, with its
+//                        -wal, -shm and -journal files (a file that was there stays)
 // A file in another format of this backend is refused with a message naming both formats.
 std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
                                                    const SqliteOptions& options = {});

@@ -2,10 +2,13 @@
 // refuses (another format, another application, another partition count, not a database) with a
 // clear error, leaving them unchanged.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "sqlite_test_support.h"
@@ -82,6 +85,61 @@ TEST_F(SqliteFileTest, APathThatIsNotARegularFileIsRefusedAndNothingIsCreatedBes
     EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
     EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
   }
+}
+
+// A 64 KiB tmpfs mounted on a directory of its own, unmounted when destroyed; mounted() is false
+// where the process may not mount (not root, or a container without CAP_SYS_ADMIN).
+class SmallDisk {
+ public:
+  explicit SmallDisk(std::string dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directory(dir_);
+    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  // Fills the disk but for `free_kib` KiB.
+  void LeaveFree(int free_kib) {
+    std::ofstream fill(dir_ + "/fill", std::ios::binary | std::ios::trunc);
+    fill << std::string(static_cast<size_t>(64 - free_kib) * 1024, 'x');
+  }
+  // The names of the files on it.
+  std::vector<std::string> Files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  const std::string dir_;
+  bool mounted_ = false;
+};
+
+// Found by a hostile test: starting on a full disk left a 3-byte -shm (or an empty database).
+TEST_F(SqliteFileTest, ANewFileTheDiskHasNoRoomForIsResourceExhaustedAndLeavesNothingBehind) {
+  SmallDisk disk(dir_.File("disk"));
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a tmpfs needs root";
+  const std::string path = dir_.File("disk/wow.db");
+  for (int free_kib : {0, 4, 8, 16, 32}) {
+    SCOPED_TRACE("free KiB: " + std::to_string(free_kib));
+    disk.LeaveFree(free_kib);
+    const auto failure = FailureOf([&] { OpenSqliteDatabase(path); });
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->code, ErrorCode::kResourceExhausted) << failure->message;
+    EXPECT_EQ(disk.Files(), std::vector<std::string>{"fill"})
+        << "the -shm could not grow, or the first page be written";
+  }
+  // A file that was there before stays, empty as it was.
+  disk.LeaveFree(0);
+  std::ofstream{path};
+  const auto failure = FailureOf([&] { OpenSqliteDatabase(path); });
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->code, ErrorCode::kResourceExhausted) << failure->message;
+  EXPECT_TRUE(std::filesystem::exists(path));
 }
 
 TEST_F(SqliteFileTest, BadOptionsAreInvalidArguments) {

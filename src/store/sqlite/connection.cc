@@ -7,8 +7,10 @@
 namespace wow::sqlite {
 namespace {
 
-std::string Advice(int primary, std::chrono::milliseconds busy_timeout) {
-  switch (primary) {
+std::string Advice(int result_code, std::chrono::milliseconds busy_timeout) {
+  // The -shm file could not grow: on a local file system, the disk is full.
+  if (result_code == SQLITE_IOERR_SHMSIZE) result_code = SQLITE_FULL;
+  switch (result_code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return "another process holds the database lock for longer than busy_timeout (" +
@@ -58,6 +60,7 @@ void ConfigureSqliteOnce() {
 }  // namespace
 
 ErrorCode MapResultCode(int result_code) {
+  if (result_code == SQLITE_IOERR_SHMSIZE) return ErrorCode::kResourceExhausted;  // see Advice
   switch (result_code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -90,7 +93,7 @@ SqliteFailure MakeFailure(int result_code, std::string_view detail, std::string_
   std::string message = "SQLite database \"" + path + "\": " + std::string(what) + " failed: ";
   message += detail.empty() ? std::string(sqlite3_errstr(result_code)) : std::string(detail);
   message += " (SQLite result code " + std::to_string(result_code) + ", " +
-             sqlite3_errstr(result_code) + "); " + Advice(result_code & 0xff, busy_timeout);
+             sqlite3_errstr(result_code) + "); " + Advice(result_code, busy_timeout);
   return SqliteFailure(MapResultCode(result_code), result_code, message);
 }
 

@@ -114,7 +114,20 @@ std::shared_ptr<store::CommitSignal> SqliteDatabase::Signal(const std::string& c
 
 std::shared_ptr<SqliteDatabase> OpenSqliteDatabase(const std::string& path,
                                                    const SqliteOptions& options) {
-  return std::make_shared<SqliteDatabase>(path, options);
+  std::error_code error;
+  const bool existed = std::filesystem::exists(path, error) || error;
+  try {
+    return std::make_shared<SqliteDatabase>(path, options);
+  } catch (const Error& e) {
+    // A new file the disk had no room to initialize holds nothing yet (its initialization is one
+    // transaction): removed, with what SQLite created beside it, so no stray file stays.
+    if (!existed && !options.read_only && e.code() == ErrorCode::kResourceExhausted) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::filesystem::remove(path + suffix, error);
+      }
+    }
+    throw;
+  }
 }
 
 SqliteWriteStats SqliteStats(const std::shared_ptr<SqliteDatabase>& db) {
