@@ -227,18 +227,9 @@ CatalogHandlers::CatalogHandlers(wow::CommandProcessor& processor,
     : processor_(processor),
       read_models_(std::move(read_models)),
       metrics_(metrics),
-      resend_(resend) {}
-
-namespace {
-
-// The answer to a list or a wait on a store set without read models (MongoDB, for now).
-HttpReply NoReadModels() {
-  return ErrorReply(501, "NO_READ_MODELS",
-                    "this service's store has no read models (MongoDB has none yet), so it keeps "
-                    "no lists and cannot wait for them; run it on SQLite for lists");
+      resend_(resend) {
+  wow::Require(read_models_ != nullptr, "the catalog's routes need read models");
 }
-
-}  // namespace
 
 HttpReply CatalogHandlers::Serve(const Route& route, std::string_view body,
                                  std::optional<std::string_view> idempotency_key) {
@@ -347,7 +338,6 @@ HttpReply CatalogHandlers::List(const NamedKind& kind, const std::string& tenant
                                 const std::string& query) {
   const ListQuery list = ParseListQuery(query, kind);
   if (list.refused) return *list.refused;
-  if (!read_models_) return NoReadModels();
   const std::vector<wow::ReadModelRow> rows =
       read_models_->List({kind.collection, tenant, list.after, list.prefix, list.limit});
   json items = json::array();
@@ -416,7 +406,6 @@ HttpReply CatalogHandlers::Run(const NamedKind& kind, Action action, const wow::
   // A success waits for the projection when asked to.
   auto answered = [&](HttpReply reply, const wow::CommandResult& committed) {
     if (!wait || reply.status >= 300) return reply;
-    if (!read_models_) return NoReadModels();
     return AfterProjected(std::move(reply), committed);
   };
   // Without a key the processor makes a fresh request id (and skips looking it up); a resend

@@ -52,8 +52,8 @@ inline constexpr int kDefaultListLimit = 50;
 class CatalogHandlers {
  public:
   // REQUIRES: `processor` and `metrics` outlive this object; `processor` has the aggregate types
-  // of the routes' kinds registered; a runner applies CatalogProjection to `read_models`, or
-  // they are null (a store set without read models: lists and waits answer 501).
+  // of the routes' kinds registered; a runner applies CatalogProjection to `read_models`, which
+  // are not null (Error(kInvalidArgument) otherwise).
   CatalogHandlers(wow::CommandProcessor& processor,
                   std::shared_ptr<wow::ReadModelStore> read_models, ServiceMetrics& metrics,
                   ResendPolicy resend);

@@ -42,8 +42,8 @@ struct CatalogHttpOptions {
 class CatalogHttp {
  public:
   // REQUIRES: `processor` outlives this object and has BrandType() and CategoryType() registered;
-  // a runner applies CatalogProjection() to `read_models` (the lists read them; null: lists and
-  // waits answer 501 NO_READ_MODELS); `metrics` is not null. Construct it before the threads that call Handle start.
+  // a runner applies CatalogProjection() to `read_models` (the lists read them); neither
+  // `read_models` nor `metrics` is null. Construct it before the threads that call Handle start.
   CatalogHttp(wow::CommandProcessor& processor, std::shared_ptr<wow::ReadModelStore> read_models,
               std::shared_ptr<ServiceMetrics> metrics, CatalogHttpOptions options = {});
   ~CatalogHttp();

@@ -154,11 +154,9 @@ int Run(const Flags& flags) {
       node_options);
   node->Register(eshop::BrandType());
   node->Register(eshop::CategoryType());
-  if (stores.read_models()) {  // none on MongoDB yet: no lists (501)
-    node->AddSubscription(
-        wow::NewProjectionSubscription(eshop::CatalogProjection(), stores.read_models()));
-    metrics->WatchLag(stores.log(), eshop::CatalogProjection()->subscription());
-  }
+  node->AddSubscription(
+      wow::NewProjectionSubscription(eshop::CatalogProjection(), stores.read_models()));
+  metrics->WatchLag(stores.log(), eshop::CatalogProjection()->subscription());
   node->Start();
   wow::CommandProcessor& processor = node->processor();
 

@@ -8,9 +8,10 @@
 // mongos in front of replica-set shards): a standalone server is refused when opened.
 //
 // Layout (docs/MONGODB.md): a collection per aggregate type per store, named
-// "wow_reservation__<context>__<aggregate>" (and the log's and timers' alike), created on first
-// use with a format record in the collection "wow_collections"; a collection of another format is
-// refused. Collection names come only from validated type names (ValidateTypeName).
+// "wow_reservation__<context>__<aggregate>" (and the log's and timers' alike; the read models'
+// one per context, "wow_read_model__<context>"), created on first use with a format record in the
+// collection "wow_collections"; a collection of another format is refused. Collection names come
+// only from validated type names (ValidateTypeName).
 //
 // Errors: failures throw wow::Error, with the code of the failure and a message saying what failed
 // and MongoDB's (or libmongoc's) code and text:
@@ -36,6 +37,7 @@
 #include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/mongo_options.h"
+#include "wow/read_model.h"
 #include "wow/reservation_store.h"
 #include "wow/timer_store.h"
 
@@ -91,5 +93,17 @@ std::unique_ptr<EventLog> NewMongoEventLog(std::shared_ptr<MongoDeployment> depl
 // Error(kInvalidArgument) for a malformed context or partition count.
 std::unique_ptr<TimerStore> NewMongoTimerStore(std::shared_ptr<MongoDeployment> deployment,
                                                std::string context, int partitions);
+
+// The read models of `context` on `deployment`: one collection (wow_read_model__<context>), a
+// document per row. Not transactional (wow/read_model.h): an Apply's puts go as one unordered bulk
+// write of conditional upserts (only a later version replaces a row) and the log's checkpoint is
+// committed after them, so an entry may be applied again after a crash: handlers must be
+// idempotent. Apply throws Error when the write fails; the puts it applied stay applied, and the
+// entry is applied again. Drop deletes the subscription's checkpoints, then the tables' rows (not
+// atomically: see docs/MONGODB.md). Ids, keys and bodies must be UTF-8 without NUL bytes, a row at
+// most 16 MiB (Error(kInvalidArgument) otherwise). Throws Error(kInvalidArgument) for a malformed
+// context.
+std::unique_ptr<ReadModelStore> NewMongoReadModelStore(std::shared_ptr<MongoDeployment> deployment,
+                                                       std::string context);
 
 }  // namespace wow

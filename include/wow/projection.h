@@ -89,9 +89,10 @@ std::vector<Sequence> SubscriptionLag(EventLog& log, const std::string& subscrip
 // the entries applied so far and the entries the log held at the start, after each batch.
 // Returns the entries applied. REQUIRES: no node runs the projection meanwhile (its runner would
 // go on from where it was). Throws Error(kFailedPrecondition), dropping nothing, when the store
-// set has no read models, they are not transactional, or a partition's lease is live (a node runs
-// its subscriptions); Error(kUnavailable) when a node took a lease during the replay (the rows are
-// then partly rebuilt: rebuild again once it stopped); and what the log or a handler throws.
+// set has no read models, they cannot be dropped (memory's: the log keeps their checkpoints), or
+// a partition's lease is live (a node runs its subscriptions); Error(kUnavailable) when a node
+// took a lease during the replay (the rows are then partly rebuilt: rebuild again once it
+// stopped); and what the log or a handler throws.
 std::int64_t RebuildProjection(
     const StoreSet& stores, const std::shared_ptr<const Projection>& projection,
     const std::function<void(std::int64_t, std::int64_t)>& progress = {});

@@ -8,10 +8,11 @@
 //   - transactional() stores (SQLite) commit the writes and the projection's checkpoint (the
 //     log's, under the projection's subscription name) in one transaction, and skip an entry at
 //     or below the checkpoint: each entry is applied exactly once, whatever crashes.
-//   - other stores (memory) apply the writes of an entry together, and the subscription runner
-//     commits the checkpoint later: after a crash or a lost lease an entry may be applied again
-//     (at least once), so handlers must be idempotent: compare the row's version with the
-//     stream's, as ReadModelWriter::Put does.
+//   - other stores (memory, MongoDB) apply the writes of an entry together (MongoDB: in one
+//     bulk write, which a failure may cut short: the entry is then applied again), and the
+//     subscription runner commits the checkpoint later: after a crash or a lost lease an entry
+//     may be applied again (at least once), so handlers must be idempotent: compare the row's
+//     version with the stream's, as ReadModelWriter::Put does.
 //
 // Bad arguments (a table name failing ValidateTypeName, an empty id, a limit outside
 // 1..kMaxReadModelPage, a body that is not JSON) throw Error(kInvalidArgument) and change
@@ -91,10 +92,12 @@ class ReadModelStore {
   // The rows `query` selects (see ReadModelQuery).
   virtual std::vector<ReadModelRow> List(const ReadModelQuery& query) = 0;
 
-  // For a rebuild: deletes every row of `tables` and, in a transactional store, the checkpoints
-  // of `subscription` in every partition, in one transaction; returns the rows deleted. A store
-  // that is not transactional cannot take a checkpoint back (the log keeps it): it throws
-  // Error(kFailedPrecondition) and deletes nothing; start it empty instead.
+  // For a rebuild: deletes every row of `tables` and the checkpoints of `subscription` in every
+  // partition; returns the rows deleted. A transactional store does it in one transaction. MongoDB
+  // deletes the checkpoints first, then the rows, so a drop cut short leaves a projection that
+  // replays the whole log over the rows left (right again with versioned puts); a rebuild run
+  // again finishes it. Memory's cannot take a checkpoint back (the memory log keeps it): it throws
+  // Error(kFailedPrecondition) and deletes nothing; it starts empty with its process.
   virtual std::int64_t Drop(const std::string& subscription,
                             const std::vector<std::string>& tables) = 0;
 };

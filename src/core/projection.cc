@@ -75,10 +75,9 @@ std::int64_t RebuildProjection(const StoreSet& stores,
                                const std::function<void(std::int64_t, std::int64_t)>& progress) {
   Require(projection != nullptr, "a rebuild needs a projection");
   const std::shared_ptr<ReadModelStore>& read_models = stores.read_models();
-  if (read_models == nullptr || !read_models->transactional()) {
+  if (read_models == nullptr) {
     throw Error(ErrorCode::kFailedPrecondition,
-                "store set " + stores.uri() +
-                    " keeps no read models that can be rebuilt (only SQLite's can)");
+                "store set " + stores.uri() + " keeps no read models to rebuild");
   }
   EventLog& log = *stores.log();
   // A live lease is a node that would go on from where it was: refuse before dropping anything.

@@ -12,6 +12,7 @@
 
 #include "support/temp_dir.h"
 #include "wow/event_log.h"
+#include "wow/read_model.h"
 #include "wow/reservation_store.h"
 #include "wow/timer_store.h"
 
@@ -50,6 +51,13 @@ struct Backend {
   std::function<std::unique_ptr<TimerStore>(const BackendEnv&, const std::string& context,
                                             int partitions)>
       timers;
+  // The read models of `context` and its log (not yet created), on one database, so a
+  // transactional store's checkpoints are the log's. Unset: the backend keeps no read models.
+  struct ReadModels {
+    std::unique_ptr<EventLog> log;
+    std::unique_ptr<ReadModelStore> rows;
+  };
+  std::function<ReadModels(const BackendEnv&, const std::string& context)> read_models;
   // The share, in percent, of the suites' heaviest loads (the concurrent appends) this backend
   // runs: the MongoDB test server, a test double in one Node.js process, runs a tenth.
   int load_percent = 100;
@@ -110,6 +118,21 @@ class TimerStoreContract : public ContractTest<TimerStore> {
     if (!timers_) GTEST_SKIP() << GetParam().name << " is not configured";
   }
   std::unique_ptr<TimerStore> timers_;
+};
+
+class ReadModelStoreContract : public ContractTest<ReadModelStore> {
+ protected:
+  static constexpr const char* kContext = "contract";
+  static constexpr int kPartitions = 2;
+  void SetUp() override {
+    Backend::ReadModels stores = GetParam().read_models(env(), kContext);
+    if (!stores.rows) GTEST_SKIP() << GetParam().name << " is not configured";
+    log_ = std::move(stores.log);
+    rows_ = std::move(stores.rows);
+    log_->Create(kPartitions);
+  }
+  std::unique_ptr<EventLog> log_;
+  std::unique_ptr<ReadModelStore> rows_;
 };
 
 }  // namespace wow::contract

@@ -15,6 +15,10 @@ Backend MemoryBackend() {
       [](const BackendEnv&, const std::string& context, int partitions) {
         return NewMemoryTimerStore(context, partitions);
       },
+      [](const BackendEnv& env, const std::string& context) {
+        return Backend::ReadModels{NewMemoryEventLog(context, env.clock),
+                                   NewMemoryReadModelStore()};
+      },
   };
 }
 
@@ -34,6 +38,8 @@ INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreContract, ::testing::Values(Mem
 INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreModel, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, EventLogContract, ::testing::Values(MemoryBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Memory, ReadModelStoreContract, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, TimerStoreContract,
                          ::testing::Values(MemoryBackend(), WrappedMemoryBackend()), BackendName());

@@ -32,6 +32,13 @@ Backend MongoBackend(std::string name, std::function<std::optional<std::string>(
         if (!at) return nullptr;
         return NewMongoTimerStore(testing_support::FreshMongoDeployment(*at), context, partitions);
       },
+      [uri](const BackendEnv& env, const std::string& context) -> Backend::ReadModels {
+        const std::optional<std::string> at = uri();
+        if (!at) return {};
+        std::shared_ptr<MongoDeployment> deployment = testing_support::FreshMongoDeployment(*at);
+        return {NewMongoEventLog(deployment, context, env.clock),
+                NewMongoReadModelStore(deployment, context)};
+      },
       load_percent,
   };
 }
@@ -52,6 +59,8 @@ INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreContract, ::testing::ValuesIn(Mo
 INSTANTIATE_TEST_SUITE_P(Mongo, ReservationStoreModel, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Mongo, EventLogContract, ::testing::ValuesIn(MongoBackends()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Mongo, ReadModelStoreContract, ::testing::ValuesIn(MongoBackends()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Mongo, TimerStoreContract, ::testing::ValuesIn(MongoBackends()),
                          BackendName());

@@ -24,6 +24,11 @@ Backend SqliteBackend() {
       [](const BackendEnv& env, const std::string& context, int partitions) {
         return NewSqliteTimerStore(OpenIn(env), context, partitions);
       },
+      [](const BackendEnv& env, const std::string& context) {
+        std::shared_ptr<SqliteDatabase> db = OpenIn(env);
+        return Backend::ReadModels{NewSqliteEventLog(db, context, env.clock),
+                                   NewSqliteReadModelStore(db, context)};
+      },
   };
 }
 
@@ -52,6 +57,8 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreModel,
                                            SqliteEarlierReservationTablesBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, EventLogContract, ::testing::Values(SqliteBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReadModelStoreContract, ::testing::Values(SqliteBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, TimerStoreContract, ::testing::Values(SqliteBackend()),
                          BackendName());

@@ -1,4 +1,5 @@
-// The catalog's drafts on a SQLite file, through nodes as the service runs them, with an injected
+// The catalog's drafts on a SQLite file and on MongoDB (the test server, a test double), through
+// nodes as the service runs them, with an injected
 // clock: the expiry timer the creating decision scheduled fires once, also when the node that
 // stored it stopped and another starts while it is due; the name is free afterwards and the list
 // shows the brand expired; a published draft is never expired.
@@ -8,12 +9,13 @@
 
 #include "catalog.h"
 #include "support/temp_dir.h"
+#ifdef WOW_HAVE_MONGO
+#include "support/mongo_test_deployment.h"
+#endif
 #include "wow/node.h"
 #include "wow/projection.h"
 #include "wow/store_set.h"
 
-// A build without SQLite (WOW_WITH_SQLITE=OFF) has no file to restart on.
-#ifdef WOW_HAVE_SQLITE
 namespace eshop {
 namespace {
 
@@ -21,14 +23,38 @@ using std::chrono::milliseconds;
 
 constexpr std::int64_t kDraftMs = 7LL * 24 * 3600 * 1000;
 
-class DraftExpiry : public ::testing::Test {
+// The stores a restart finds again: a SQLite file, or a database of the test server.
+std::vector<std::string> DurableBackends() {
+  std::vector<std::string> backends;
+#ifdef WOW_HAVE_SQLITE
+  backends.push_back("sqlite");
+#endif
+#ifdef WOW_HAVE_MONGO
+  backends.push_back("mongo");
+#endif
+  return backends;
+}
+
+class DraftExpiry : public ::testing::TestWithParam<std::string> {
  protected:
+  void SetUp() override {
+    uri_ = "sqlite:" + dir_.File("c.db");
+#ifdef WOW_HAVE_MONGO
+    if (GetParam() == "mongo") {
+      if (auto reason = wow::testing_support::MongoTestServer::Unavailable()) {
+        GTEST_SKIP() << *reason;
+      }
+      uri_ = wow::testing_support::SharedMongoTestServer().uri();
+      uri_.insert(uri_.find("/?") + 1, "wow_test_" + wow::NewId().substr(12));
+    }
+#endif
+  }
   // A node on the file, started: the catalog's types, its projection, the timers.
   std::unique_ptr<wow::Node> StartNode() {
     wow::StoreSetOptions options;
     options.clock = clock_;
     options.partitions = 2;
-    const wow::StoreSet stores = wow::OpenStores("sqlite:" + dir_.File("c.db"), kContext, options);
+    const wow::StoreSet stores = wow::OpenStores(uri_, kContext, options);
     wow::NodeOptions node_options;
     node_options.subscriptions.checkpoint_interval = milliseconds(1);
     node_options.timers.poll_interval = milliseconds(5);
@@ -65,9 +91,10 @@ class DraftExpiry : public ::testing::Test {
 
   std::shared_ptr<wow::ManualClock> clock_ = std::make_shared<wow::ManualClock>();
   wow::testing_support::TempDir dir_;
+  std::string uri_;
 };
 
-TEST_F(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIsFree) {
+TEST_P(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIsFree) {
   {
     auto node = StartNode();
     const wow::CommandResult created = node->processor().Process(
@@ -118,6 +145,9 @@ TEST_F(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIs
             "published");
 }
 
+INSTANTIATE_TEST_SUITE_P(Backends, DraftExpiry, ::testing::ValuesIn(DurableBackends()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DraftExpiry);  // a build with neither
+
 }  // namespace
 }  // namespace eshop
-#endif  // WOW_HAVE_SQLITE

@@ -1,7 +1,8 @@
 // Projections over every store set that keeps read models: the rows' rules (versioned puts,
 // paging, prefixes), an entry's writes kept together or not at all, exactly once on SQLite (the
 // checkpoint commits with the rows, so a failure between the rows and the runner's own commit
-// applies nothing twice) and at least once on memory, the lag, and the rebuild.
+// applies nothing twice) and at least once on memory and MongoDB (the test server, a test double),
+// the lag, and the rebuild.
 #include "wow/projection.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,9 @@
 #include <numeric>
 
 #include "support/temp_dir.h"
+#ifdef WOW_HAVE_MONGO
+#include "support/mongo_test_deployment.h"
+#endif
 #include "wow/error.h"
 #include "wow/store_set.h"
 #include "wow/store_wrappers.h"
@@ -65,7 +69,14 @@ class NoCheckpointLog : public EventLogWrapper {
 class ProjectionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    const std::string uri = GetParam() == "sqlite" ? "sqlite:" + dir_.File("p.db") : "memory:";
+    std::string uri = GetParam() == "sqlite" ? "sqlite:" + dir_.File("p.db") : "memory:";
+#ifdef WOW_HAVE_MONGO
+    if (GetParam() == "mongo") {
+      if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+      uri = testing_support::SharedMongoTestServer().uri();
+      uri.insert(uri.find("/?") + 1, "wow_test_" + NewId().substr(12));
+    }
+#endif
     StoreSetOptions options;
     options.partitions = 2;
     options.clock = clock_;
@@ -191,8 +202,8 @@ TEST_P(ProjectionTest, ARebuildDropsTheRowsAndReplaysTheLogWithProgress) {
                             {NewProjectionSubscription(projection, stores_->read_models())});
   runner.CatchUp();
   for (int p = 0; p < stores_->partitions(); ++p) stores_->log()->ReleaseLease(p, runner.node());
-  if (!rows().transactional()) {
-    EXPECT_THROW(RebuildProjection(*stores_, projection), Error);
+  if (GetParam() == "memory") {
+    EXPECT_THROW(RebuildProjection(*stores_, projection), Error) << "the log keeps checkpoints";
     EXPECT_EQ(Applied(), appended) << "nothing dropped";
     return;
   }
@@ -210,13 +221,19 @@ TEST_P(ProjectionTest, ARebuildDropsTheRowsAndReplaysTheLogWithProgress) {
   EXPECT_EQ(Applied(), appended) << "the counter started again from nothing";
 }
 
+std::vector<std::string> ProjectionBackends() {
+  std::vector<std::string> backends{"memory"};
 #ifdef WOW_HAVE_SQLITE
-INSTANTIATE_TEST_SUITE_P(Backends, ProjectionTest, ::testing::Values("memory", "sqlite"),
-                         [](const auto& info) { return info.param; });
-#else
-INSTANTIATE_TEST_SUITE_P(Backends, ProjectionTest, ::testing::Values("memory"),
-                         [](const auto& info) { return info.param; });
+  backends.push_back("sqlite");
 #endif
+#ifdef WOW_HAVE_MONGO
+  backends.push_back("mongo");
+#endif
+  return backends;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ProjectionTest, ::testing::ValuesIn(ProjectionBackends()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace wow

@@ -211,13 +211,14 @@ BulkOutcome Executor::BulkWrite(const std::string& collection_name,
   std::unique_ptr<mongoc_bulk_operation_t, BulkDeleter> bulk(
       mongoc_collection_create_bulk_operation_with_opts(collection.get(), opts.get()));
   bson_error_t error;
+  const Bson upsert = BsonFromJson(R"({"upsert": true})");
   for (const BulkOperation& operation : operations) {
-    const bool added =
-        operation.update
-            ? mongoc_bulk_operation_update_one_with_opts(bulk.get(), operation.filter.get(),
-                                                         operation.update.get(), nullptr, &error)
-            : mongoc_bulk_operation_remove_one_with_opts(bulk.get(), operation.filter.get(),
-                                                         nullptr, &error);
+    const bool added = operation.update
+                           ? mongoc_bulk_operation_update_one_with_opts(
+                                 bulk.get(), operation.filter.get(), operation.update.get(),
+                                 operation.upsert ? upsert.get() : nullptr, &error)
+                           : mongoc_bulk_operation_remove_one_with_opts(
+                                 bulk.get(), operation.filter.get(), nullptr, &error);
     if (!added) {
       throw Error(ErrorCode::kInternal, std::string(what) + ": libmongoc refused an operation (" +
                                             error.message + ")");

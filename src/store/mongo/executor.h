@@ -36,11 +36,12 @@ struct DeleteCommand {
   bool many = false;
 };
 
-// One operation of a bulk write: an updateOne with `update` (operators), or a deleteOne when
-// `update` is null.
+// One operation of a bulk write: an updateOne with `update` (operators), inserting when nothing
+// matches if `upsert`, or a deleteOne when `update` is null.
 struct BulkOperation {
   Bson filter;
   Bson update;
+  bool upsert = false;
 };
 
 // One find: the documents matching `filter`, in `sort` order (null: natural), at most `limit`

@@ -434,6 +434,16 @@ UpdateCommand CheckpointCommitCommand(const std::string& context, int partition,
   return commit;
 }
 
+DeleteCommand CheckpointsDropCommand(const std::string& context, const std::string& subscription) {
+  RequireStorableText(subscription, "subscription name");
+  DeleteCommand drop;
+  drop.collection = CheckpointsCollectionName(context);
+  drop.filter = NewBson();
+  AppendText(drop.filter.get(), "_id.s", subscription);
+  drop.many = true;
+  return drop;
+}
+
 std::optional<mongo_log::WriteStatus> StatusOfWriteError(const bson_t& write_error) {
   const auto code = FindInteger(write_error, "code");
   if (!code) return std::nullopt;

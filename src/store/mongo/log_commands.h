@@ -95,6 +95,9 @@ FindCommand CheckpointQuery(const std::string& context, int partition,
 // The checkpoint moved up to `sequence` ($max, upserted): it never moves back.
 UpdateCommand CheckpointCommitCommand(const std::string& context, int partition,
                                       const std::string& subscription, Sequence sequence);
+// Every checkpoint of `subscription` deleted (a deleteMany), for a read model's rebuild: the one
+// way a checkpoint moves back.
+DeleteCommand CheckpointsDropCommand(const std::string& context, const std::string& subscription);
 
 // The outcome of one element of an insert's writeErrors: a taken position, version or request
 // (11000, told apart by its keyPattern), a document the server refuses (too large, not storable),

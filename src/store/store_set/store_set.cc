@@ -88,7 +88,7 @@ StoreSet OpenMongo(std::string_view uri, const std::string& location, const std:
   return StoreSet({std::string(uri), context, clock, log,
                    NewMongoReservationStore(deployment, clock),
                    NewMongoTimerStore(deployment, context, partitions), false, nullptr,
-                   /*read_models=*/nullptr});
+                   NewMongoReadModelStore(deployment, context)});
 }
 #endif
 
