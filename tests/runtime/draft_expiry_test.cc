@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "catalog.h"
+#include "durable_backends.h"
 #include "support/temp_dir.h"
 #ifdef WOW_HAVE_MONGO
 #include "support/mongo_test_deployment.h"
@@ -23,18 +24,6 @@ using std::chrono::milliseconds;
 
 constexpr std::int64_t kDraftMs = 7LL * 24 * 3600 * 1000;
 
-// The stores a restart finds again: a SQLite file, or a database of the test server.
-std::vector<std::string> DurableBackends() {
-  std::vector<std::string> backends;
-#ifdef WOW_HAVE_SQLITE
-  backends.push_back("sqlite");
-#endif
-#ifdef WOW_HAVE_MONGO
-  backends.push_back("mongo");
-#endif
-  return backends;
-}
-
 class DraftExpiry : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -44,8 +33,7 @@ class DraftExpiry : public ::testing::TestWithParam<std::string> {
       if (auto reason = wow::testing_support::MongoTestServer::Unavailable()) {
         GTEST_SKIP() << *reason;
       }
-      uri_ = wow::testing_support::SharedMongoTestServer().uri();
-      uri_.insert(uri_.find("/?") + 1, "wow_test_" + wow::NewId().substr(12));
+      uri_ = wow::testing_support::FreshMongoTestServerUri();
     }
 #endif
   }
@@ -145,7 +133,7 @@ TEST_P(DraftExpiry, ADraftDueWhileNoNodeRunsExpiresOnceAfterARestartAndItsNameIs
             "published");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DraftExpiry, ::testing::ValuesIn(DurableBackends()),
+INSTANTIATE_TEST_SUITE_P(Backends, DraftExpiry, ::testing::ValuesIn(wow::testing_support::DurableBackends()),
                          [](const auto& info) { return info.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DraftExpiry);  // a build with neither
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <numeric>
 
+#include "durable_backends.h"
 #include "support/temp_dir.h"
 #ifdef WOW_HAVE_MONGO
 #include "support/mongo_test_deployment.h"
@@ -73,8 +74,7 @@ class ProjectionTest : public ::testing::TestWithParam<std::string> {
 #ifdef WOW_HAVE_MONGO
     if (GetParam() == "mongo") {
       if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
-      uri = testing_support::SharedMongoTestServer().uri();
-      uri.insert(uri.find("/?") + 1, "wow_test_" + NewId().substr(12));
+      uri = testing_support::FreshMongoTestServerUri();
     }
 #endif
     StoreSetOptions options;
@@ -222,13 +222,8 @@ TEST_P(ProjectionTest, ARebuildDropsTheRowsAndReplaysTheLogWithProgress) {
 }
 
 std::vector<std::string> ProjectionBackends() {
-  std::vector<std::string> backends{"memory"};
-#ifdef WOW_HAVE_SQLITE
-  backends.push_back("sqlite");
-#endif
-#ifdef WOW_HAVE_MONGO
-  backends.push_back("mongo");
-#endif
+  std::vector<std::string> backends = testing_support::DurableBackends();
+  backends.insert(backends.begin(), "memory");
   return backends;
 }
 

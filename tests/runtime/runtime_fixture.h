@@ -88,8 +88,7 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
       if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
     }
     if (GetParam().mongo_stores) {
-      uri = testing_support::SharedMongoTestServer().uri();
-      uri.insert(uri.find("/?") + 1, "wow_test_" + NewId().substr(12));
+      uri = testing_support::FreshMongoTestServerUri();
     }
 #endif
     set_.emplace(OpenStores(uri, std::string(eshop::kContext), options));

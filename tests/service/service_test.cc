@@ -861,6 +861,58 @@ TEST_P(CatalogServiceRace, TwoServicesOnOneStoreGiveOneNameToExactlyOneOf64Clien
 
 class CatalogServiceCrash : public ::testing::TestWithParam<StoreKind> {};
 
+// Two services on one store fire the drafts' timers between them, each once with effect; when
+// one is killed with SIGKILL while it holds partitions' leases, the other takes its partitions
+// over once the leases expire (10 s) and fires their timers too. On the real clock, with a draft
+// time of 3 s: the kill lands before any draft is due.
+TEST_P(CatalogServiceCrash, TwoServicesFireEachDraftsTimerOnceAndTheSurvivorTakesOverAKilledOnes) {
+  testing_support::TempDir dir;
+  std::string skip;
+  const std::string db = FreshStore(GetParam(), dir, "timers.db", &skip);
+  if (db.empty()) GTEST_SKIP() << skip;
+  const std::vector<std::string> flags = {"--draft-time-ms", "3000", "--partitions", "4"};
+  auto killed = std::make_unique<ServiceProcess>(db, flags);
+  ASSERT_GT(killed->port(), 0);
+  ServiceProcess survivor(db, flags);
+  ASSERT_GT(survivor.port(), 0);
+  constexpr int kDrafts = 24;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kDrafts; ++i) {
+    const int port = i % 2 ? killed->port() : survivor.port();
+    const Reply created =
+        Send(port, "POST", "/tenants/acme/brands",
+             json{{"name", "Draft " + std::to_string(i)}, {"draft", true}}.dump());
+    ASSERT_EQ(created.status, 201) << created.Describe();
+    ids.push_back(created.json.value("id", ""));
+  }
+  killed->Kill();  // holding its partitions' leases, their drafts not yet due
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  std::map<std::string, json> brands;
+  for (bool all_expired = false; !all_expired && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(200));
+    all_expired = true;
+    for (const std::string& id : ids) {
+      brands[id] = Send(survivor.port(), "GET", "/tenants/acme/brands/" + id).json;
+      all_expired = all_expired && brands[id].value("status", "") == "expired";
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(500));  // a second firing, were there one, lands
+  for (const std::string& id : ids) {
+    const json brand = Send(survivor.port(), "GET", "/tenants/acme/brands/" + id).json;
+    EXPECT_EQ(brand.value("status", ""), "expired") << brand.dump();
+    EXPECT_EQ(brand.value("version", 0), 2) << "expired once: " << brand.dump();
+  }
+  for (int i = 0; i < kDrafts; ++i) {
+    EXPECT_EQ(Send(survivor.port(), "POST", "/tenants/acme/brands",
+                   NameBody("DRAFT " + std::to_string(i)).dump())
+                  .status,
+              201)
+        << "draft " << i << "'s name is free";
+  }
+  if (HasFailure()) std::cerr << survivor.Log() << "\n" << killed->Log() << "\n";
+}
+
 // A draft whose time runs out while its service is dead (SIGKILL, leases held) is expired once by
 // the service started after it, which takes the partitions over when the dead one's leases
 // expire (10 s): the name is free, the list shows the brand expired, and a published draft is

@@ -54,6 +54,13 @@ inline std::shared_ptr<MongoDeployment> FreshMongoDeployment(const std::string& 
   return OpenMongoDeployment(uri, options);
 }
 
+// The test server's URI with a database of a test's own ("wow_test_" and a fresh id) in its path:
+// the URI of stores that see nothing of another test's (OpenStores of a mongodb:// URI).
+inline std::string FreshMongoTestServerUri() {
+  std::string uri = SharedMongoTestServer().uri();
+  return uri.insert(uri.find("/?") + 1, "wow_test_" + NewId().substr(12));
+}
+
 // Runs `json` (extended JSON) on `database` of `uri` through a client of its own; the reply as
 // libbson's relaxed extended JSON. Throws std::runtime_error, with libmongoc's message, when it
 // fails.
