@@ -1,5 +1,7 @@
 #include "store/mongo/client_pool.h"
 
+#include <spdlog/spdlog.h>
+
 #include <mutex>
 
 #include "wow/error.h"
@@ -7,10 +9,44 @@
 namespace wow::mongo {
 namespace {
 
-// libmongoc's global state, set up once per process and kept until it exits.
+// libmongoc's log lines, on spdlog's default logger ("libmongoc DOMAIN: message") at the level
+// they were given, instead of libmongoc's own handler, which prints every one (DEBUG too) on
+// stderr. Called on libmongoc's monitoring threads too: spdlog's default logger is thread-safe.
+void LogToSpdlog(mongoc_log_level_t level, const char* domain, const char* message, void*) {
+  spdlog::level::level_enum to = spdlog::level::info;
+  switch (level) {
+    case MONGOC_LOG_LEVEL_ERROR:
+      to = spdlog::level::err;
+      break;
+    case MONGOC_LOG_LEVEL_CRITICAL:
+      to = spdlog::level::critical;
+      break;
+    case MONGOC_LOG_LEVEL_WARNING:
+      to = spdlog::level::warn;
+      break;
+    case MONGOC_LOG_LEVEL_MESSAGE:
+    case MONGOC_LOG_LEVEL_INFO:
+      to = spdlog::level::info;
+      break;
+    case MONGOC_LOG_LEVEL_DEBUG:
+      to = spdlog::level::debug;
+      break;
+    case MONGOC_LOG_LEVEL_TRACE:
+      to = spdlog::level::trace;
+      break;
+  }
+  spdlog::log(to, "libmongoc {}: {}", domain != nullptr ? domain : "-",
+              message != nullptr ? message : "");
+}
+
+// libmongoc's global state, set up once per process and kept until it exits; its log lines go to
+// spdlog from then on.
 void InitMongocOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { mongoc_init(); });
+  std::call_once(once, [] {
+    mongoc_log_set_handler(LogToSpdlog, nullptr);
+    mongoc_init();
+  });
 }
 
 // Sets an int32 option of `uri` to `value` unless the URI sets it already.
