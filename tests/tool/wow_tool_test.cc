@@ -22,6 +22,10 @@
 
 #include "support/damage.h"
 #include "support/temp_dir.h"
+#ifdef WOW_HAVE_MONGO
+#include "support/mongo_test_deployment.h"
+#include "wow/mongo.h"
+#endif
 #include "wow/event_log.h"
 #include "wow/model.h"
 #include "wow/read_model.h"
@@ -239,7 +243,7 @@ TEST_F(WowToolTest, StoreNamesTheFileAsAUriAndDbIsItsSynonym) {
 
   Result memory = RunBare({"--store", "memory:", "log", "head"});
   EXPECT_EQ(memory.exit_code, 2);
-  EXPECT_THAT(memory.err, HasSubstr("reads SQLite stores"));
+  EXPECT_THAT(memory.err, HasSubstr("reads stores that outlive it"));
   Result unknown = RunBare({"--store", "postgres://x/y", "log", "head"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("accepted: memory:, sqlite:PATH"));
@@ -1194,6 +1198,242 @@ TEST_F(ProjectionRebuildTest, DrawsAProgressBarOnATerminal) {
   EXPECT_THAT(screen, HasSubstr("100%  300 of 300 entries"));
   EXPECT_THAT(screen, HasSubstr("\r\x1b[2K["));
 }
+
+#ifdef WOW_HAVE_MONGO
+// ---------------------------------------------------------------------------------------------
+// On MongoDB: the test server (a test double), or WOW_TEST_MONGODB_URI's replica set; each test
+// on a database of its own, filled through the library, read by the tool through --store.
+
+class WowToolMongoTest : public MigrateDataTest {
+ protected:
+  void SetUp() override {
+    if (const auto real = testing_support::RealMongoUri()) {
+      uri_ = *real;  // a real deployment: a database of the test's own in the URI's path
+      const std::size_t hosts = uri_.find("://") + 3;
+      const std::size_t path = uri_.find_first_of("/?", hosts);
+      const std::string database = "/wow_test_" + NewId().substr(12);
+      if (path == std::string::npos) {
+        uri_ += database;
+      } else if (uri_[path] == '?') {
+        uri_.insert(path, database);
+      } else {
+        const std::size_t query = uri_.find('?', path);
+        uri_.replace(path, query == std::string::npos ? std::string::npos : query - path,
+                     database);
+      }
+      return;
+    }
+    if (auto reason = testing_support::MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+    uri_ = testing_support::FreshMongoTestServerUri();
+  }
+
+  // Runs `wow --store <the test's database> --context eshop-catalog args...`.
+  Result RunOnMongo(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--store", uri_, "--context", kContext});
+    return RunBare(args);
+  }
+
+  const std::shared_ptr<MongoDeployment>& Deployment() {
+    if (!deployment_) deployment_ = OpenMongoDeployment(uri_);
+    return deployment_;
+  }
+  std::unique_ptr<EventLog> MongoLog() {
+    auto log = NewMongoEventLog(Deployment(), kContext, SystemClock::Instance());
+    log->Create(kPartitions);
+    return log;
+  }
+  std::unique_ptr<ReservationStore> MongoReservations() {
+    return NewMongoReservationStore(Deployment(), SystemClock::Instance());
+  }
+
+  std::string uri_;
+  std::shared_ptr<MongoDeployment> deployment_;
+};
+
+TEST_F(WowToolMongoTest, InitCreatesTheLogThenChecksItAndTheContextMustBeNamed) {
+  Result created = RunOnMongo({"init", "--partitions", "4"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_THAT(created.out,
+              HasSubstr("Created the log of context \"eshop-catalog\" with 4 partitions in "
+                        "MongoDB store \"" + uri_ + "\""));
+  EXPECT_EQ(NewMongoEventLog(Deployment(), kContext, SystemClock::Instance())->Open(), 4);
+
+  Result again = RunOnMongo({"init", "--partitions", "4", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const json report = json::parse(again.out);
+  EXPECT_EQ(report["created_context"], false);
+  EXPECT_EQ(report["store"], uri_);
+  EXPECT_FALSE(report.contains("created_file"));
+
+  Result refused = RunOnMongo({"init", "--partitions", "8"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("has 4 partitions, not 8"));
+  ExpectCleanFailure(refused);
+
+  Result unnamed = RunBare({"--store", uri_, "log", "head"});
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_THAT(unnamed.err, HasSubstr("on MongoDB, name the bounded context with --context"));
+
+  Result unknown = RunBare({"--store", uri_, "--context", "billing", "log", "head"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("has no log of context \"billing\"; create it with: wow "
+                                     "--store " + uri_ + " --context billing init"));
+  ExpectCleanFailure(unknown);
+
+  Result check = RunOnMongo({"check"});
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_THAT(check.err, HasSubstr("check looks into SQLite files only"));
+}
+
+TEST_F(WowToolMongoTest, LogHeadReadAndTailShowWhatTheLibraryAppended) {
+  auto log = MongoLog();
+  const Position first = Append(*log, MakeStream(Brand("acme", "b-1"), 1, "eshop.BrandCreated",
+                                                 R"({"name":"Contoso"})"));
+  const Position second = Append(*log, MakeStream(Brand("acme", "b-1"), 2, "eshop.BrandRenamed",
+                                                  R"({"name":"Contoso Ltd"})"));
+  Append(*log, MakeStream(Brand("acme", "b-2"), 1, "eshop.BrandCreated", R"({"name":"Fabrikam"})"));
+
+  Result head = RunOnMongo({"log", "head", "--json"});
+  ASSERT_EQ(head.exit_code, 0) << head.err;
+  const json heads = json::parse(head.out);
+  EXPECT_EQ(heads["partitions"], kPartitions);
+  Sequence total = 0;
+  for (const json& h : heads["heads"]) total += h["head"].get<Sequence>();
+  EXPECT_EQ(total, 3);
+
+  Result read = RunOnMongo({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id",
+                            "b-1", "--json"});
+  ASSERT_EQ(read.exit_code, 0) << read.err;
+  const std::vector<json> streams = JsonLines(read.out);
+  ASSERT_EQ(streams.size(), 2u);
+  EXPECT_EQ(streams[0]["stream"]["version"], 1);
+  EXPECT_EQ(streams[1]["stream"]["version"], 2);
+  EXPECT_EQ(streams[1]["stream"]["events"][0]["type"], "eshop.BrandRenamed");
+  EXPECT_EQ(streams[1]["sequence"], second.sequence);
+
+  Result missing = RunOnMongo({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id",
+                               "nobody"});
+  EXPECT_EQ(missing.exit_code, 3);
+
+  Result tail = RunOnMongo(
+      {"log", "tail", "--partition", std::to_string(first.partition), "--json"});
+  ASSERT_EQ(tail.exit_code, 0) << tail.err;
+  const std::vector<json> entries = JsonLines(tail.out);
+  ASSERT_GE(entries.size(), 2u);
+  EXPECT_EQ(entries[0]["sequence"], first.sequence);
+  EXPECT_EQ(entries[0]["stream"]["version"], 1);
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i]["sequence"], entries[i - 1]["sequence"].get<Sequence>() + 1);
+  }
+}
+
+TEST_F(WowToolMongoTest, ReservationsAndTimersAreFoundAndListed) {
+  MongoLog();
+  auto store = MongoReservations();
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "contoso", Brand("acme", "b-1"), 3));
+  ASSERT_TRUE(
+      store->Reserve(BrandNames("acme"), "fabrikam", Brand("acme", "b-2"), "attempt-1", 1h));
+
+  Result found = RunOnMongo({"reservations", "find", "--aggregate", "brand", "--tenant", "acme",
+                             "--namespace", kBrandNames, "--key", "contoso"});
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_THAT(found.out, HasSubstr("owner     eshop-catalog/brand/acme/b-1"));
+  EXPECT_THAT(found.out, HasSubstr("version   3"));
+
+  Result list = RunOnMongo({"--json", "reservations", "list", "--aggregate", "brand", "--tenant",
+                            "acme", "--namespace", kBrandNames});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const json page = json::parse(list.out)["reservations"];
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0]["key"], "contoso");
+  EXPECT_EQ(page[1]["key"], "fabrikam");
+  EXPECT_EQ(page[1]["state"], "pending");
+
+  auto timers = NewMongoTimerStore(Deployment(), kContext, kPartitions);
+  Timer timer;
+  timer.owner = Brand("acme", "b-2");
+  timer.key = "expire";
+  timer.partition = PartitionOf("acme", "b-2", kPartitions);
+  timer.timer_id = "b-2/expire";
+  timer.version = 1;
+  timer.due_at = SystemClock::Instance()->NowMillis() - 60'000;
+  timer.target = timer.owner;
+  timer.command_type = "ExpireBrand";
+  timer.body = R"({"reason":"test"})";
+  ASSERT_TRUE(timers->Put(timer));
+
+  Result timer_found = RunOnMongo({"timers", "find", "--aggregate", "brand", "--tenant", "acme",
+                                   "--id", "b-2", "--key", "expire"});
+  ASSERT_EQ(timer_found.exit_code, 0) << timer_found.err;
+  EXPECT_THAT(timer_found.out, HasSubstr("timer id   b-2/expire"));
+  Result due = RunOnMongo({"--json", "timers", "due"});
+  ASSERT_EQ(due.exit_code, 0) << due.err;
+  const json due_list = json::parse(due.out)["timers"];
+  ASSERT_EQ(due_list.size(), 1u);
+  EXPECT_EQ(due_list[0]["timer_id"], "b-2/expire");
+}
+
+TEST_F(WowToolMongoTest, MigrateDataKeysImportsAnExportIntoTheDeployment) {
+  MongoLog();
+  auto store = MongoReservations();
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "taken", Brand("acme", "b-99"), 2));
+  ASSERT_TRUE(store->Confirm(BrandNames("acme"), "adventure-works", Brand("acme", "b-6"), 3));
+  std::vector<std::string> args = KeysArgs(WriteExport(kSampleExport));
+  args.push_back("--json");
+
+  std::vector<std::string> dry = args;
+  dry.push_back("--dry-run");
+  Result preview = RunOnMongo(dry);
+  EXPECT_EQ(preview.exit_code, 4) << preview.err;
+  EXPECT_EQ(json::parse(preview.out)["imported"], 3);
+  EXPECT_FALSE(store->Find(BrandNames("acme"), "contoso").has_value());  // nothing written
+
+  Result first = RunOnMongo(args);
+  EXPECT_EQ(first.exit_code, 4) << first.err;  // finished, with bad lines and a conflict
+  const json summary = json::parse(first.out);
+  EXPECT_EQ(summary["imported"], 3);
+  EXPECT_EQ(summary["already_held"], 1);
+  EXPECT_EQ(summary["expired"], 2);
+  EXPECT_EQ(summary["conflicts"], 1);
+  EXPECT_EQ(summary["bad_lines"], 3);
+  const std::optional<Reservation> contoso = store->Find(BrandNames("acme"), "contoso");
+  ASSERT_TRUE(contoso.has_value());
+  EXPECT_EQ(contoso->owner, Brand("acme", "b-1"));
+  EXPECT_EQ(contoso->version, kUnversioned);
+  EXPECT_EQ(store->Find(BrandNames("acme"), "taken")->owner, Brand("acme", "b-99"));
+  EXPECT_EQ(store->List(BrandNames("acme"), "", 100).size(), 5u);
+
+  Result second = RunOnMongo(args);
+  EXPECT_EQ(json::parse(second.out)["imported"], 0);
+  EXPECT_EQ(json::parse(second.out)["already_held"], 4);
+}
+
+TEST_F(WowToolMongoTest, ProjectionRebuildAppliesTheWholeLogToTheDeploymentsReadModels) {
+  auto log = MongoLog();
+  for (int i = 0; i < 12; ++i) {
+    Append(*log, MakeStream(Brand("acme", "b" + std::to_string(i)), 1, "eshop.BrandCreated",
+                            json{{"name", "Brand " + std::to_string(i)},
+                                 {"key", "brand " + std::to_string(i)}}
+                                .dump()));
+  }
+  const Result rebuilt = RunOnMongo({"projection", "rebuild", "catalog", "--json"});
+  ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+  EXPECT_EQ(json::parse(rebuilt.out)["applied"], 12);
+  const auto rows = NewMongoReadModelStore(Deployment(), kContext)
+                        ->List({"brands", "acme", "", "", 1000});
+  EXPECT_EQ(rows.size(), 12u);
+}
+
+TEST_F(WowToolMongoTest, AnUnreachableDeploymentIsAFailureThatSaysSo) {
+  Result result =
+      RunBare({"--store", "mongodb://someone:secret@127.0.0.1:1/wow?serverSelectionTimeoutMS=300",
+               "--context", kContext, "log", "head"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(result.err, Not(HasSubstr("secret")));
+  ExpectCleanFailure(result);
+}
+#endif  // WOW_HAVE_MONGO
 
 }  // namespace
 }  // namespace wow

@@ -55,6 +55,12 @@ int Report(const Globals& globals, const SqliteCheckReport& report, const std::s
 
 int Check(const Globals& globals, int max_problems) {
   Session session(globals);
+  if (session.on_mongo()) {
+    throw Failure(
+        "check looks into SQLite files only; on MongoDB, the server's validate command checks a "
+        "collection",
+        kExitUsage);
+  }
   try {
     session.Open(Session::Access::kRead);
   } catch (const Error& e) {

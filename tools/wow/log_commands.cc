@@ -34,33 +34,38 @@ void PrintEntry(const Globals& globals, const Entry& entry) {
 int Init(const Globals& globals, int partitions) {
   if (globals.context.empty()) throw Failure("init needs --context NAME", kExitUsage);
   ValidateTypeName(globals.context, "context");
-  Session session(globals);
-  const bool file_existed = session.OpenOrCreate();
+  Session session(globals, Session::Access::kWrite);
+  const bool file_existed = session.on_mongo() || session.OpenOrCreate();
   bool context_existed = true;
   try {
-    NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance())->Open();
+    session.NewLog(globals.context)->Open();
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kFailedPrecondition) throw;
     context_existed = false;
   }
   // A log of its own, which knows no count yet, so that another count is refused by the store
-  // with its own message (kFailedPrecondition, naming the file and both counts).
-  NewSqliteEventLog(session.db(), globals.context, SystemClock::Instance())->Create(partitions);
+  // with its own message (kFailedPrecondition, naming the store and both counts).
+  session.NewLog(globals.context)->Create(partitions);
+  const std::string where = session.Where();
+  const std::string named = session.on_mongo() ? "MongoDB store \"" + where + "\"" : where;
   if (globals.json) {
-    std::cout << json{{"db", globals.db},
-                      {"context", globals.context},
-                      {"partitions", partitions},
-                      {"created_file", !file_existed},
-                      {"created_context", !context_existed}}
-                     .dump()
-              << '\n';
+    json report{{"context", globals.context},
+                {"partitions", partitions},
+                {"created_context", !context_existed}};
+    if (session.on_mongo()) {
+      report["store"] = where;  // without its password
+    } else {
+      report["db"] = globals.db;
+      report["created_file"] = !file_existed;
+    }
+    std::cout << report.dump() << '\n';
   } else if (context_existed) {
     std::cout << fmt::format(
         "Context \"{}\" already exists in {} with {} partitions; nothing changed.\n",
-        globals.context, globals.db, partitions);
+        globals.context, named, partitions);
   } else {
     std::cout << fmt::format("Created the log of context \"{}\" with {} partitions in {}{}.\n",
-                             globals.context, partitions, globals.db,
+                             globals.context, partitions, named,
                              file_existed ? "" : " (a new database file)");
   }
   return kExitOk;

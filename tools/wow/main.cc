@@ -16,23 +16,39 @@ Exit codes: 0 done; 1 failed (the message says why); 2 bad flags or arguments;
 3 nothing found (find, log read); 4 migrate-data finished but skipped bad lines or conflicts.
 See docs/TOOL.md for every command with an example.)";
 
-// Sets globals.db from --store (or checks --db was given): the tool reads SQLite files.
+// Sets globals.db or globals.mongo_uri from --store (or checks --db was given): the tool reads
+// SQLite files and, in builds with MongoDB, MongoDB deployments.
 void ResolveStore(wow::tool::Globals& globals) {
   if (globals.store.empty()) {
     if (globals.db.empty()) throw std::runtime_error("--store URI (or --db PATH) is required");
     return;
   }
   const wow::StoreUri uri = wow::ParseStoreUri(globals.store);
-  if (uri.kind != wow::StoreUri::Kind::kSqlite) {
-    throw std::runtime_error("--store " + globals.store +
-                             ": this tool reads SQLite stores (sqlite:PATH or a bare PATH)");
+  switch (uri.kind) {
+    case wow::StoreUri::Kind::kSqlite:
+      globals.db = uri.location;
+      return;
+    case wow::StoreUri::Kind::kMongo:
+#ifdef WOW_HAVE_MONGO
+      globals.mongo_uri = uri.location;
+      return;
+#else
+      throw std::runtime_error("--store " + globals.store +
+                               ": this build of wow has no MongoDB backend (built with "
+                               "WOW_WITH_MONGO=OFF)");
+#endif
+    case wow::StoreUri::Kind::kMemory:
+      break;
   }
-  globals.db = uri.location;
+  throw std::runtime_error("--store " + globals.store +
+                           ": this tool reads stores that outlive it: sqlite:PATH (or a bare "
+                           "PATH), or mongodb://...");
 }
 
 int Run(int argc, char** argv) {
   using namespace wow::tool;
-  CLI::App app{"Look into and manage the SQLite store of a Wow for C++ service.", "wow"};
+  CLI::App app{"Look into and manage the store of a Wow for C++ service (SQLite or MongoDB).",
+               "wow"};
   app.fallthrough();  // the global options may follow the command; subcommands inherit it
   app.require_subcommand(1);
   app.footer(kFooter);
@@ -43,14 +59,15 @@ int Run(int argc, char** argv) {
   Action action;
   CLI::Option* store =
       app.add_option("--store", globals.store,
-                     "The store's URI: sqlite:PATH, or a bare PATH, names a SQLite database file "
-                     "(or WOW_STORE)")
+                     "The store's URI: sqlite:PATH, or a bare PATH, names a SQLite database file; "
+                     "mongodb://HOST:PORT/DB a MongoDB replica set or mongos (or WOW_STORE)")
           ->envname("WOW_STORE");
   app.add_option("--db", globals.db, "The same as --store sqlite:PATH (or WOW_DB)")
       ->envname("WOW_DB")
       ->excludes(store);
   app.add_option("--context", globals.context,
-                 "The bounded context, such as eshop-catalog (default: the file's only one)");
+                 "The bounded context, such as eshop-catalog (default: a SQLite file's only one; "
+                 "required on MongoDB)");
   app.add_flag("--json", globals.json, "Print JSON (one document, or one a line) instead of text");
   AddInitCommand(app, globals, action);
   AddLogCommands(app, globals, action);

@@ -30,7 +30,6 @@
 #include "wow/error.h"
 #include "wow/model.h"
 #include "wow/reservation_store.h"
-#include "wow/sqlite.h"
 
 namespace wow::tool {
 
@@ -180,10 +179,9 @@ class Import {
     const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
 
     Session session(globals_, args_.dry_run ? Session::Access::kRead : Session::Access::kWrite);
-    session.Log();  // the context must exist
+    store_ = session.Reservations();  // the context must exist
     scope_ = ReservationScope{session.Context(), args_.aggregate, args_.tenant, args_.ns};
     ValidateReservationKey(scope_, "-");  // the scope; any key will do
-    store_ = NewSqliteReservationStore(session.db(), SystemClock::Instance());
     now_ = SystemClock::Instance()->NowMillis();
     const std::string owner_tenant = args_.owner_tenant_given ? args_.owner_tenant : args_.tenant;
 

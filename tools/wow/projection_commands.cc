@@ -34,7 +34,9 @@ int Rebuild(const Globals& globals, const std::string& name) {
   for (int p = 0; p < session.Partitions(); ++p) {
     entries += static_cast<std::uintmax_t>(session.Log().Head(p));
   }
-  const StoreSet stores = OpenStores("sqlite:" + globals.db, session.Context());
+  StoreSetOptions options;
+  options.partitions = session.Partitions();  // the log exists: it is checked, not created
+  const StoreSet stores = OpenStores(session.StoreUri(), session.Context(), options);
   ProgressBar progress(!globals.json, entries);
   const std::int64_t applied =
       RebuildProjection(stores, it->second, [&](std::int64_t done, std::int64_t total) {

@@ -14,7 +14,6 @@
 #include "wow/model.h"
 #include "wow/name_key.h"
 #include "wow/reservation_store.h"
-#include "wow/sqlite.h"
 
 namespace wow::tool {
 
@@ -35,17 +34,17 @@ ReservationScope ScopeOf(Session& session, const ScopeArgs& args) {
   return ReservationScope{session.Context(), args.aggregate, args.tenant, args.ns};
 }
 
-// A namespace of the session's store file (the context must exist, the scope must be valid) and
-// the file's reservation store.
+// A namespace of the session's store (the context must exist, the scope must be valid) and the
+// store's reservations.
 struct Namespace {
   ReservationScope scope;
   std::unique_ptr<ReservationStore> store;
 };
 Namespace OpenNamespace(Session& session, const ScopeArgs& args) {
-  session.Log();  // the context must exist
+  std::unique_ptr<ReservationStore> store = session.Reservations();  // the context must exist
   const ReservationScope scope = ScopeOf(session, args);
   ValidateReservationKey(scope, "-");  // the scope; any key will do
-  return {scope, NewSqliteReservationStore(session.db(), SystemClock::Instance())};
+  return {scope, std::move(store)};
 }
 
 // The owner's id; its tenant too when it is not the scope's (a key of the system tenant).
@@ -62,10 +61,9 @@ std::string ScopeText(const ReservationScope& scope) {
 
 int Find(const Globals& globals, const ScopeArgs& args) {
   Session session(globals);
-  session.Log();  // the context must exist
+  const auto store = session.Reservations();  // the context must exist
   const ReservationScope scope = ScopeOf(session, args);
   ValidateReservationKey(scope, args.key);
-  const auto store = NewSqliteReservationStore(session.db(), SystemClock::Instance());
   const std::optional<Reservation> found = store->Find(scope, args.key);
   if (!found) {
     if (globals.json) {

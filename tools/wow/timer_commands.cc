@@ -12,7 +12,6 @@
 #include "tool.h"
 #include "wow/error.h"
 #include "wow/model.h"
-#include "wow/sqlite.h"
 #include "wow/timer_store.h"
 
 namespace wow::tool {
@@ -34,14 +33,9 @@ struct DueArgs {
   int limit = 100;
 };
 
-std::unique_ptr<TimerStore> OpenTimers(Session& session) {
-  const int partitions = session.Partitions();  // opens the file and the log first
-  return NewSqliteTimerStore(session.db(), session.Context(), partitions);
-}
-
 int Find(const Globals& globals, const FindArgs& args) {
   Session session(globals);
-  const auto timers = OpenTimers(session);
+  const auto timers = session.Timers();
   const AggregateRef owner{session.Context(), args.aggregate, args.tenant, args.id};
   ValidateRef(owner);
   const std::optional<Timer> timer = timers->Find(owner, args.key);
@@ -63,7 +57,7 @@ int Find(const Globals& globals, const FindArgs& args) {
 
 int Due(const Globals& globals, const DueArgs& args) {
   Session session(globals);
-  const auto timers = OpenTimers(session);
+  const auto timers = session.Timers();
   const int count = session.Partitions();
   std::set<int> partitions;
   for (const int p : args.partitions) {

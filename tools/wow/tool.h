@@ -1,5 +1,5 @@
 // The `wow` tool's shared pieces: the global options, the exit codes, the failure type, and the
-// session that opens a store file for one command.
+// session that opens a store (a SQLite file, or a MongoDB deployment) for one command.
 //
 // Every command runs on the main thread; a Session is used by one command at a time.
 #pragma once
@@ -13,7 +13,13 @@
 #include <string>
 
 #include "wow/event_log.h"
+#include "wow/reservation_store.h"
 #include "wow/sqlite.h"
+#include "wow/timer_store.h"
+
+namespace wow {
+class MongoDeployment;  // wow/mongo.h
+}  // namespace wow
 
 namespace wow::tool {
 
@@ -38,16 +44,18 @@ class Failure : public std::runtime_error {
 
 // The options every command takes.
 struct Globals {
-  std::string store;    // --store as given; empty when --db named the file
-  std::string db;       // the SQLite file: --db, or the path --store names
-  std::string context;  // empty when not given
+  std::string store;      // --store as given; empty when --db named the file
+  std::string db;         // the SQLite file: --db, or the path --store names; empty on MongoDB
+  std::string mongo_uri;  // the MongoDB URI --store names; empty on SQLite
+  std::string context;    // empty when not given
   bool json = false;
 };
 
 // What a parsed command does; set by the command's CLI11 callback, run after parsing.
 using Action = std::function<int()>;
 
-// One command's view of the store file named by --db.
+// One command's view of the store that --store (or --db) names: a SQLite file, or a MongoDB
+// deployment (in builds with MongoDB). The stores it hands out are of that backend.
 class Session {
  public:
   // Whether the command writes to the file; one that only reads opens it read-only
@@ -57,24 +65,42 @@ class Session {
   explicit Session(const Globals& globals, Access access = Access::kRead)
       : globals_(globals), access_(access) {}
 
-  // Opens the file as `access` says, which must exist (commands other than init never create
-  // one). Throws Failure or wow::Error.
+  // Whether the store is a MongoDB deployment.
+  bool on_mongo() const { return !globals_.mongo_uri.empty(); }
+  // The store, for messages: the SQLite file's path, or the MongoDB URI with its password
+  // masked (mongodb://USER:*****@HOST).
+  std::string Where() const;
+  // How to name the store again on a command line ("--db PATH", "--store URI").
+  std::string StoreFlag() const;
+
+  // SQLite only. Opens the file as `access` says, which must exist (commands other than init
+  // never create one). Throws Failure or wow::Error.
   SqliteDatabase& Open(Access access);
-  // Opens the file writable, creating it when missing. Returns whether it existed.
+  // SQLite only. Opens the file writable, creating it when missing. Returns whether it existed.
   bool OpenOrCreate();
+  // SQLite only: the file, once opened.
   const std::shared_ptr<SqliteDatabase>& db() const { return db_; }
 
-  // The contexts recorded in the file and their partition counts (opening it as the session's
-  // access says).
+  // SQLite only: the contexts recorded in the file and their partition counts (opening it as the
+  // session's access says).
   const std::map<std::string, int>& Contexts();
   // --context when given (a valid name), else the file's only context. Throws Failure when
-  // --context is missing and the file has no context or several.
+  // --context is missing and the file has no context or several, and always on MongoDB, where
+  // the context must be named.
   const std::string& Context();
-  // The log of Context(), opened (EventLog::Open: its partition count read, nothing written).
-  // Throws Failure when the file has no log of Context().
+  // A log of `context` on the store, not yet created nor opened (EventLog::Create or Open next).
+  // On SQLite the file must be open (Open or OpenOrCreate); on MongoDB the deployment is opened.
+  std::unique_ptr<EventLog> NewLog(const std::string& context);
+  // The log of Context(), opened (EventLog::Open: its partition count read). Throws Failure when
+  // the store has no log of Context().
   EventLog& Log();
   // The partition count of Context()'s log.
   int Partitions();
+  // The store's reservations, and the timers of Context() (its log opened first).
+  std::unique_ptr<ReservationStore> Reservations();
+  std::unique_ptr<TimerStore> Timers();
+  // The URI that opens this store's whole store set (OpenStores).
+  std::string StoreUri() const;
 
   const Globals& globals() const { return globals_; }
 
@@ -82,6 +108,7 @@ class Session {
   const Globals& globals_;
   const Access access_;
   std::shared_ptr<SqliteDatabase> db_;
+  std::shared_ptr<MongoDeployment> mongo_;  // opened on first use
   std::optional<std::map<std::string, int>> contexts_;
   std::string context_;
   std::unique_ptr<EventLog> log_;
