@@ -34,6 +34,12 @@ namespace wow {
 
 enum class TimerState { kPending, kFiring, kParked };
 
+// The subscription that keeps a context's timers from its log (NewTimerSubscription,
+// wow/subscription.h). A store that drops timers it cannot read (a table or collection of another
+// format) deletes this subscription's checkpoints of the context with them, so that the log's
+// timer facts are applied again from the start.
+inline constexpr std::string_view kTimerSubscriptionName = "wow.timers";
+
 // "PENDING", "FIRING", "PARKED".
 std::string_view TimerStateName(TimerState state);
 // Writes TimerStateName(state), so that GoogleTest's failure messages and logs show the name.

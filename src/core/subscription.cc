@@ -71,7 +71,7 @@ class TimerSubscription final : public Subscription {
   }
 
  private:
-  const std::string name_ = "wow.timers";
+  const std::string name_{kTimerSubscriptionName};
   std::shared_ptr<TimerStore> timers_;
   int partitions_;
 };

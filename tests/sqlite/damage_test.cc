@@ -212,6 +212,48 @@ TEST_F(SqliteDamageTest, AFileOfFormat4IsMigratedItsTimersGettingAParkedVersionN
   EXPECT_EQ(OpenLog(db)->Read(Ref("b0"), 1, 9).size(), 1u);
 }
 
+TEST_F(SqliteDamageTest, ATimerTableOfAnotherFormatIsDroppedAndTheTimersReplayFromTheStart) {
+  Fill(1);
+  Timer timer;
+  timer.owner = Ref("b0");
+  timer.key = "expire";
+  timer.partition = PartitionOf("t1", "b0", kPartitions);
+  timer.timer_id = "tid";
+  timer.version = 1;
+  timer.due_at = 5'000;
+  timer.target = Ref("b0");
+  timer.command_type = "expire";
+  timer.body = "{}";
+  {
+    auto db = OpenSqliteDatabase(path_);
+    ASSERT_TRUE(NewSqliteTimerStore(db, kContext, kPartitions)->Put(timer));
+  }
+  {  // a timer table recorded in a format this build does not read, its timers applied up to 1
+    RawDb raw(path_);
+    raw.Exec("UPDATE wow_tables SET format = 2 WHERE name = 'wow_timer__shop__brand'");
+    raw.Exec("INSERT INTO wow_checkpoints VALUES ('shop', 0, 'wow.timers', 1), "
+             "('shop', 1, 'wow.timers', 1), ('shop', 0, 'catalog', 1), "
+             "('other', 0, 'wow.timers', 1)");
+  }
+  auto db = OpenSqliteDatabase(path_);
+  auto timers = NewSqliteTimerStore(db, kContext, kPartitions);
+  Timer other = timer;
+  other.key = "remind";
+  other.timer_id = "tid2";
+  ASSERT_TRUE(timers->Put(other));  // the first write to the table drops and makes it again
+  EXPECT_FALSE(timers->Find(timer.owner, "expire").has_value());
+  EXPECT_EQ(timers->Find(other.owner, "remind"), other);
+  RawDb raw(path_);
+  // The context's timer checkpoints are gone (its timers are put again from the log's start);
+  // another subscription's, and another context's, stay.
+  EXPECT_EQ(raw.Text("SELECT count(*) FROM wow_checkpoints WHERE context = 'shop' AND "
+                     "subscription = 'wow.timers'"),
+            "0");
+  EXPECT_EQ(raw.Text("SELECT count(*) FROM wow_checkpoints"), "2");
+  EXPECT_EQ(raw.Text("SELECT format FROM wow_tables WHERE name = 'wow_timer__shop__brand'"),
+            std::to_string(sqlite::kFormatVersion));
+}
+
 TEST_F(SqliteDamageTest, AReadOnlyDatabaseReadsAndRefusesEveryWrite) {
   Fill(3);
   SqliteOptions read_only;

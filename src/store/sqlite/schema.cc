@@ -6,6 +6,7 @@
 
 #include "store/sqlite/stream_checksum.h"
 #include "wow/error.h"
+#include "wow/timer_store.h"
 
 namespace wow::sqlite {
 
@@ -341,9 +342,14 @@ void Schema::EnsureTable(Connection& writer, TableKind kind, const std::string& 
                       std::to_string(*format) + "; this build reads format " +
                       std::to_string(kFormatVersion) + " only");
     }
-    // The timers are a view rebuilt from the log: a table of another format is dropped.
+    // The timers are a view rebuilt from the log: a table of another format is dropped, and the
+    // context's timer checkpoints with it, so that its timers are put again from the log's start.
     writer.Execute("DROP TABLE IF EXISTS " + Quoted(name));
     Query(writer, "DELETE FROM wow_tables WHERE name = ?1").Bind(1, name).Run();
+    Query(writer, "DELETE FROM wow_checkpoints WHERE context = ?1 AND subscription = ?2")
+        .Bind(1, context)
+        .Bind(2, kTimerSubscriptionName)
+        .Run();
     format.reset();
   }
   if (!format) {
