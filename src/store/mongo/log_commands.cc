@@ -4,6 +4,7 @@
 
 #include "store/mongo/collections.h"
 #include "store/mongo/exact_bson.h"
+#include "store/mongo/mongo_error.h"
 #include "wow/error.h"
 #include "wow/stream_json.h"
 
@@ -18,7 +19,6 @@ constexpr const char* kSeal = "seal";
 // BSONObjectTooLarge, and the key of an index entry over the server's limit.
 constexpr std::uint32_t kDocumentTooLarge = 10334;
 constexpr std::uint32_t kKeyTooLong = 17280;
-constexpr std::uint32_t kDuplicateKey = 11000;
 
 const char* KindText(LogDoc::Kind kind) {
   switch (kind) {
@@ -448,7 +448,7 @@ std::optional<mongo_log::WriteStatus> StatusOfWriteError(const bson_t& write_err
   const auto code = FindInteger(write_error, "code");
   if (!code) return std::nullopt;
   if (*code == kDocumentTooLarge || *code == kKeyTooLong) return mongo_log::WriteStatus::kRefused;
-  if (*code != kDuplicateKey) return std::nullopt;
+  if (!IsDuplicateKeyCode(*code)) return std::nullopt;
   bson_t pattern;
   if (!FindDocument(write_error, "keyPattern", &pattern)) return std::nullopt;
   bson_iter_t it;

@@ -70,7 +70,7 @@ MongoFailure ClassifyMongoError(std::uint32_t domain, std::uint32_t code, std::s
   using Kind = MongoFailure::Kind;
   const bool server = domain == MONGOC_ERROR_SERVER || domain == MONGOC_ERROR_QUERY ||
                       domain == MONGOC_ERROR_COMMAND || domain == MONGOC_ERROR_COLLECTION;
-  if (server && (code == 11000 || code == 11001)) {
+  if (server && IsDuplicateKeyCode(code)) {
     failure.kind = Kind::kDuplicateKey;
     failure.key_pattern = KeyPatternOf(reply);
   } else if (domain == MONGOC_ERROR_WRITE_CONCERN) {

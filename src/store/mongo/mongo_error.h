@@ -38,6 +38,10 @@ struct MongoFailure {
   std::string key_pattern;   // kDuplicateKey: the index's keyPattern as JSON ({ "_id" : 1 })
 };
 
+// Whether a server's error code says a unique index refused a write (11000, and 11001 that older
+// servers sent): an expected outcome.
+constexpr bool IsDuplicateKeyCode(std::int64_t code) { return code == 11000 || code == 11001; }
+
 // Classifies a failed operation: libmongoc's `domain`, `code` and `message` (bson_error_t, with
 // error API version 2) and the server's `reply` (may be null or empty). `write` says whether the
 // operation was a write, whose outcome a network error or timeout leaves unknown.

@@ -12,6 +12,7 @@
 #include "core/read_model_rules.h"
 #include "store/mongo/deployment.h"
 #include "store/mongo/log_commands.h"
+#include "store/mongo/mongo_error.h"
 #include "store/mongo/read_model_commands.h"
 #include "wow/error.h"
 #include "wow/mongo.h"
@@ -22,7 +23,6 @@ namespace {
 using mongo::Bson;
 using RowKey = std::tuple<std::string, std::string, std::string>;  // table, tenant, id
 
-constexpr std::int64_t kDuplicateKey = 11000;
 
 // How often a put that met the "row" index reads and tries again before it gives up with
 // kAborted: each try follows another node's write of the same row with an earlier version.
@@ -63,7 +63,7 @@ class MongoReadModelStore final : public ReadModelStore {
         throw Error(ErrorCode::kInternal, "MongoDB: " + what + ": a write error of no operation: " +
                                               mongo::ToJson(*error).substr(0, 300));
       }
-      if (mongo::FindInteger(*error, "code") != kDuplicateKey) {
+      if (!mongo::IsDuplicateKeyCode(mongo::FindInteger(*error, "code").value_or(0))) {
         throw Error(ErrorCode::kInternal,
                     "MongoDB: " + what + ": the server refused row " +
                         rows[static_cast<std::size_t>(*index)]->id.substr(0, 100) + " (" +
@@ -154,7 +154,8 @@ class MongoReadModelStore final : public ReadModelStore {
       again.push_back(mongo::PutRowOperation(row));
       const mongo::BulkOutcome outcome = executor().BulkWrite(collection_, again, what);
       if (outcome.write_errors.empty()) return;
-      if (mongo::FindInteger(*outcome.write_errors.front(), "code") != kDuplicateKey) {
+      if (!mongo::IsDuplicateKeyCode(
+              mongo::FindInteger(*outcome.write_errors.front(), "code").value_or(0))) {
         throw Error(ErrorCode::kInternal,
                     "MongoDB: " + what + ": the server refused row " + row.id.substr(0, 100) +
                         " (" + mongo::ToJson(*outcome.write_errors.front()).substr(0, 300) + ")");
