@@ -954,9 +954,18 @@ TEST_P(CatalogServiceCrash, ADraftDueWhileItsServiceIsKilledExpiresOnceAfterARes
                 .status,
             201)
       << "the expired draft's name is free";
-  const Reply listed = Send(service->port(), "GET", "/tenants/acme/brands?prefix=contoso");
+  // `?wait=projected` waits for the new brand's own partition; the expiry sits in the draft's
+  // partition, which the projection reaches in its own time (the lists are eventually consistent).
+  Reply listed;
   std::map<std::string, std::string> statuses;
-  for (const json& item : listed.json["items"]) statuses[item["id"]] = item.value("status", "");
+  const auto listed_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    listed = Send(service->port(), "GET", "/tenants/acme/brands?prefix=contoso");
+    statuses.clear();
+    for (const json& item : listed.json["items"]) statuses[item["id"]] = item.value("status", "");
+    if (statuses[id] == "expired") break;
+    std::this_thread::sleep_for(milliseconds(100));
+  } while (std::chrono::steady_clock::now() < listed_by);
   EXPECT_EQ(statuses[id], "expired") << listed.Describe();
   EXPECT_EQ(statuses.size(), 2u) << listed.Describe();
   const Reply published = Send(service->port(), "GET", "/tenants/acme/brands/" + kept_id);
