@@ -982,6 +982,52 @@ TEST_F(WowToolTest, TextOutputShowsInvisibleCharactersEscaped) {
   EXPECT_THAT(list.out, HasSubstr("con\\u200btoso\\u202e\\u2028\\U000e0041\\xff"));
 }
 
+// Every stored string a timer or a log entry shows (keys, types, bodies, ids) is escaped too.
+TEST_F(WowToolTest, TimersAndLogEntriesShowControlCharactersEscaped) {
+  auto log = Log();
+  const std::string evil = "evil\x1b]0;owned\x07\x1b[2J";
+  const std::string shown = "evil\\x1b]0;owned\\x07\\x1b[2J";
+  const AggregateRef owner = Brand("acme", "b-1");
+  Timer timer;
+  timer.owner = owner;
+  timer.key = evil;
+  timer.partition = PartitionOf(owner.tenant_id, owner.id, kPartitions);
+  timer.timer_id = "t-1";
+  timer.version = 1;
+  timer.due_at = 1'000;
+  timer.target = owner;
+  timer.command_type = evil;
+  timer.body = "{\"reason\":\"\u009b\u202e\"}";  // JSON may hold C1 and bidi controls raw
+  ASSERT_TRUE(NewSqliteTimerStore(Db(), kContext, kPartitions)->Put(timer));
+  Stream stream = MakeStream(owner, 1, evil, "{}");
+  stream.request_id = evil;
+  TimerFact fact;
+  fact.key = evil;
+  fact.timer_id = "t-1";
+  fact.due_at = 1'000;
+  fact.target = owner;
+  fact.command_type = evil;
+  fact.body = "{}";
+  stream.timers.push_back(fact);
+  Append(*log, stream);
+
+  const Result found = Run({"timers", "find", "--aggregate", "brand", "--tenant", "acme", "--id",
+                            "b-1", "--key", evil});
+  const Result due = Run({"timers", "due"});
+  const Result read = Run({"log", "read", "--aggregate", "brand", "--tenant", "acme", "--id", "b-1"});
+  for (const Result* result : {&found, &due, &read}) {
+    EXPECT_EQ(result->exit_code, 0) << result->err;
+    EXPECT_EQ(result->out.find('\x1b'), std::string::npos) << result->out;
+    EXPECT_EQ(result->out.find('\x07'), std::string::npos) << result->out;
+    EXPECT_THAT(result->out, HasSubstr(shown));
+  }
+  EXPECT_THAT(found.out, HasSubstr("key        " + shown));
+  EXPECT_THAT(found.out, HasSubstr("{\"reason\":\"\\u009b\\u202e\"}"));
+  EXPECT_EQ(found.out.find("\u202e"), std::string::npos) << found.out;
+  EXPECT_THAT(read.out, HasSubstr("request " + shown));
+  EXPECT_THAT(read.out, HasSubstr("schedule timer \"" + shown + "\""));
+}
+
 TEST_F(MigrateDataTest, StopsCleanlyOnSigintAndASecondRunFinishes) {
   Log();
   std::vector<std::string> lines;

@@ -192,9 +192,9 @@ std::string EntryText(const Stream& stream, const std::optional<Position>& posit
   if (position) {
     text += fmt::format("partition {} sequence {}  ", position->partition, position->sequence);
   }
-  text += fmt::format("{} {}/{} v{}  {}  request {}\n", stream.ref.aggregate,
-                      TenantLabel(stream.ref.tenant_id), stream.ref.id, stream.version,
-                      FormatTime(stream.time), stream.request_id);
+  text += fmt::format("{} {}/{} v{}  {}  request {}\n", Printable(stream.ref.aggregate),
+                      Printable(TenantLabel(stream.ref.tenant_id)), Printable(stream.ref.id),
+                      stream.version, FormatTime(stream.time), Printable(stream.request_id));
   for (const EventRecord& event : stream.events) {
     text += fmt::format("  event {} {}\n", Printable(event.type), Printable(event.body));
   }
@@ -202,11 +202,11 @@ std::string EntryText(const Stream& stream, const std::optional<Position>& posit
   for (const KeyFact& fact : stream.released) text += "  release " + KeyFactText(fact) + "\n";
   for (const TimerFact& fact : stream.timers) {
     if (fact.kind == TimerFact::Kind::kCancel) {
-      text += fmt::format("  cancel timer \"{}\"\n", fact.key);
+      text += fmt::format("  cancel timer \"{}\"\n", Printable(fact.key));
     } else {
-      text +=
-          fmt::format("  schedule timer \"{}\" at {}: {} {} to {}\n", fact.key,
-                      FormatTime(fact.due_at), fact.command_type, fact.body, ToString(fact.target));
+      text += fmt::format("  schedule timer \"{}\" at {}: {} {} to {}\n", Printable(fact.key),
+                          FormatTime(fact.due_at), Printable(fact.command_type),
+                          Printable(fact.body), Printable(ToString(fact.target)));
     }
   }
   return text;
@@ -295,10 +295,11 @@ std::string TimerText(const Timer& timer) {
       "owner      {}\nkey        {}\npartition  {}\ntimer id   {}\nversion    {}\n"
       "due at     {}\nstate      {}\nattempt    {}\ntarget     {}\ncommand    {} {}\n"
       "rule       {} (max attempts {}, backoff {} ms up to {} ms)\n",
-      ToString(timer.owner), timer.key, timer.partition, timer.timer_id, timer.version,
-      FormatTime(timer.due_at), TimerStateName(timer.state), timer.attempt, ToString(timer.target),
-      timer.command_type, timer.body, TimerRuleKindName(timer.rule.kind), timer.rule.max_attempts,
-      timer.rule.backoff_ms, timer.rule.max_backoff_ms);
+      Printable(ToString(timer.owner)), Printable(timer.key), timer.partition,
+      Printable(timer.timer_id), timer.version, FormatTime(timer.due_at),
+      TimerStateName(timer.state), timer.attempt, Printable(ToString(timer.target)),
+      Printable(timer.command_type), Printable(timer.body), TimerRuleKindName(timer.rule.kind),
+      timer.rule.max_attempts, timer.rule.backoff_ms, timer.rule.max_backoff_ms);
 }
 
 }  // namespace wow::tool

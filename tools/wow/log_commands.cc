@@ -139,7 +139,7 @@ int Read(const Globals& globals, const ReadArgs& args) {
     }
   }
   if (streams.empty()) {
-    std::cerr << fmt::format("wow: no streams of {} from version {} to {}\n", ToString(ref),
+    std::cerr << fmt::format("wow: no streams of {} from version {} to {}\n", Printable(ToString(ref)),
                              args.from,
                              args.to == kAnyVersion ? "the last" : std::to_string(args.to));
     return kExitNotFound;

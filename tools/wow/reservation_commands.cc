@@ -55,8 +55,8 @@ std::string OwnerLabel(const Reservation& r, const ReservationScope& scope) {
 }
 
 std::string ScopeText(const ReservationScope& scope) {
-  return fmt::format("namespace {} of {}/{}, tenant {}", scope.ns, scope.context, scope.aggregate,
-                     TenantLabel(scope.tenant_id));
+  return Printable(fmt::format("namespace {} of {}/{}, tenant {}", scope.ns, scope.context,
+                               scope.aggregate, TenantLabel(scope.tenant_id)));
 }
 
 int Find(const Globals& globals, const ScopeArgs& args) {
@@ -69,7 +69,7 @@ int Find(const Globals& globals, const ScopeArgs& args) {
     if (globals.json) {
       std::cout << "null\n";
     } else {
-      std::cerr << fmt::format("wow: no reservation of key \"{}\" in {}\n", args.key,
+      std::cerr << fmt::format("wow: no reservation of key \"{}\" in {}\n", Printable(args.key),
                                ScopeText(scope));
     }
     return kExitNotFound;
@@ -100,7 +100,7 @@ int List(const Globals& globals, const ScopeArgs& args) {
   const EpochMillis now = SystemClock::Instance()->NowMillis();
   std::cout << fmt::format("{}: {} reservation{}{}\n", ScopeText(scope), page.size(),
                            page.size() == 1 ? "" : "s",
-                           args.after.empty() ? "" : " after \"" + args.after + "\"");
+                           args.after.empty() ? "" : " after \"" + Printable(args.after) + "\"");
   if (page.empty()) return kExitOk;
   std::vector<std::vector<std::string>> rows{
       {"KEY", "STATE", "OWNER", "VERSION", "EXPIRES", "HOLDS"}};

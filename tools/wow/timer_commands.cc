@@ -43,7 +43,8 @@ int Find(const Globals& globals, const FindArgs& args) {
     if (globals.json) {
       std::cout << "null\n";
     } else {
-      std::cerr << fmt::format("wow: no timer \"{}\" of {}\n", args.key, ToString(owner));
+      std::cerr << fmt::format("wow: no timer \"{}\" of {}\n", Printable(args.key),
+                               Printable(ToString(owner)));
     }
     return kExitNotFound;
   }
@@ -95,8 +96,8 @@ int Due(const Globals& globals, const DueArgs& args) {
       {"DUE AT", "STATE", "ATTEMPT", "OWNER", "KEY", "COMMAND", "TARGET"}};
   for (const Timer& t : due) {
     rows.push_back({FormatTime(t.due_at), std::string(TimerStateName(t.state)),
-                    std::to_string(t.attempt), ToString(t.owner), t.key, t.command_type,
-                    ToString(t.target)});
+                    std::to_string(t.attempt), Printable(ToString(t.owner)), Printable(t.key),
+                    Printable(t.command_type), Printable(ToString(t.target))});
   }
   std::cout << Table(rows, {2});
   if (due.size() == static_cast<std::size_t>(args.limit)) {
