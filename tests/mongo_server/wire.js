@@ -42,9 +42,78 @@ function readCString(buffer, offset) {
   return { value: buffer.toString("utf8", offset, end), next: end + 1 };
 }
 
+// A BSON date outside JavaScript's Date range (±8.64e15 ms), such as the Long.MAX_VALUE that
+// marks a key held forever: js-bson decodes it as an Invalid Date, which it encodes as 0 (1970).
+// A WideDate keeps the milliseconds instead; getTime() gives them as a number, which js-bson
+// encodes back exactly for ±2^63 - 1 (Long.fromNumber clamps to them) and within 2^53, and which
+// mingo compares and sorts by. It prints as the number of milliseconds.
+class WideDate extends Date {
+  constructor(millis) {
+    super(NaN);
+    this.millis = millis;
+  }
+  getTime() {
+    return this.millis;
+  }
+  valueOf() {
+    return this.millis;
+  }
+  toISOString() {
+    return String(this.millis);
+  }
+}
+
+const MAX_DATE_MILLIS = 8.64e15;
+
+// The paths (arrays of keys) and milliseconds of the dates of the BSON document at `buffer`
+// [start, end) that js-bson cannot decode; code with scope is not looked into.
+function wideDates(buffer, start, path, found) {
+  const end = start + buffer.readInt32LE(start);
+  let at = start + 4;
+  while (at < end - 1) {
+    const type = buffer[at];
+    const nameEnd = buffer.indexOf(0, at + 1);
+    const key = buffer.toString("utf8", at + 1, nameEnd);
+    at = nameEnd + 1;
+    switch (type) {
+      case 0x01: case 0x11: case 0x12: at += 8; break;
+      case 0x09: {
+        const millis = buffer.readBigInt64LE(at);
+        if (millis > BigInt(MAX_DATE_MILLIS) || millis < -BigInt(MAX_DATE_MILLIS)) {
+          found.push({ path: [...path, key], millis: Number(millis) });
+        }
+        at += 8;
+        break;
+      }
+      case 0x02: case 0x0d: case 0x0e: at += 4 + buffer.readInt32LE(at); break;
+      case 0x03: case 0x04:
+        wideDates(buffer, at, [...path, key], found);
+        at += buffer.readInt32LE(at);
+        break;
+      case 0x05: at += 5 + buffer.readInt32LE(at); break;
+      case 0x06: case 0x0a: case 0x7f: case 0xff: break;
+      case 0x07: at += 12; break;
+      case 0x08: at += 1; break;
+      case 0x0b: at = buffer.indexOf(0, buffer.indexOf(0, at) + 1) + 1; break;
+      case 0x0c: at += 4 + buffer.readInt32LE(at) + 12; break;
+      case 0x0f: at += buffer.readInt32LE(at); break;
+      case 0x10: at += 4; break;
+      case 0x13: at += 16; break;
+      default: return found;  // js-bson refuses the document anyway
+    }
+  }
+  return found;
+}
+
 function readDocument(buffer, offset) {
   const size = buffer.readInt32LE(offset);
-  return { value: BSON.deserialize(buffer.subarray(offset, offset + size), DECODE_OPTIONS), next: offset + size };
+  const value = BSON.deserialize(buffer.subarray(offset, offset + size), DECODE_OPTIONS);
+  for (const { path, millis } of wideDates(buffer, offset, [], [])) {
+    let parent = value;
+    for (const key of path.slice(0, -1)) parent = parent[key];
+    parent[path[path.length - 1]] = new WideDate(millis);
+  }
+  return { value, next: offset + size };
 }
 
 // decodeMessage(buffer): one message as {requestId, responseTo, opCode, ...}:
@@ -163,6 +232,7 @@ module.exports = {
   MessageReader,
   OP_QUERY,
   OP_REPLY,
+  WideDate,
   decodeMessage,
   encodeMsg,
   encodeQuery,

@@ -4,7 +4,8 @@
 
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { Long } = require("bson");
+const BSON = require("bson");
+const { Long } = BSON;
 const { withServer } = require("../raw_client");
 const wire = require("../wire");
 
@@ -115,6 +116,22 @@ test("int64 stays int64 through insert, find, $inc, $set, findAndModify and aggr
     assert.equal(modified.value.v.toNumber(), 7);
     const [aggregated] = (await client.command("db", { aggregate: "c", pipeline: [{ $match: { i: 5 } }], cursor: {} })).cursor.firstBatch;
     assert.equal(aggregated.v._bsontype, "Long");
+  }));
+
+test("a date beyond JavaScript's range (Long.MAX_VALUE ms) stays exact through insert, find, sort and a comparison", () =>
+  withServer(async (client) => {
+    const forever = new wire.WideDate(Number(9223372036854775807n));
+    await client.command("db", { insert: "c", documents: [
+      { _id: "forever", ttlAt: forever }, { _id: "soon", ttlAt: new Date(2000) }] });
+    const found = (await client.command("db", { find: "c", filter: { ttlAt: { $gt: new Date(1000) } }, sort: { ttlAt: -1 } })).cursor.firstBatch;
+    assert.deepEqual(found.map((d) => d._id), ["forever", "soon"]);
+    assert.ok(found[0].ttlAt instanceof Date);
+    // Encoded again, the date is the int64 9223372036854775807, not 0 (1970).
+    const bytes = BSON.serialize({ d: found[0].ttlAt });
+    assert.equal(bytes[4], 0x09);
+    assert.equal(bytes.readBigInt64LE(7), 9223372036854775807n);
+    const none = (await client.command("db", { find: "c", filter: { ttlAt: { $lt: new Date(1000) } } })).cursor.firstBatch;
+    assert.deepEqual(none, []);
   }));
 
 test("listCollections, listIndexes, create, drop and dropDatabase", () =>
