@@ -1454,6 +1454,81 @@ TEST_F(WowToolMongoTest, MigrateDataKeysImportsAnExportIntoTheDeployment) {
   EXPECT_EQ(json::parse(second.out)["already_held"], 4);
 }
 
+// The older version's PrepareKey collection itself, read with --from: each document as BSON (a
+// date, a Long.MAX_VALUE date, an ObjectId owner, a number for an _id), imported into a SQLite
+// file as an export of the same documents would be.
+TEST_F(WowToolMongoTest, MigrateDataKeysReadsAPrepareKeyCollectionStraightFromMongoDB) {
+  const std::size_t path = uri_.find('/', uri_.find("://") + 3);
+  const std::size_t query = uri_.find('?', path);
+  const std::string database = uri_.substr(path + 1, query == std::string::npos
+                                                          ? std::string::npos
+                                                          : query - path - 1);
+  testing_support::RunMongoCommand(uri_, R"({"insert": "prepare_brand_name", "documents": [
+      {"_id": "contoso", "value": {"id": "b-1", "name": "Contoso"}, "ttlAt": null},
+      {"_id": "fabrikam", "value": "b-2",
+       "ttlAt": {"$date": {"$numberLong": "9223372036854775807"}}},
+      {"_id": "old", "value": {"id": "b-3"}, "ttlAt": {"$date": "2001-01-01T00:00:00Z"}},
+      {"_id": "litware", "value": {"id": {"$oid": "65f0c0ffee0123456789abcd"}},
+       "ttlAt": {"$date": "2999-01-01T00:00:00Z"}},
+      {"_id": 42, "value": {"id": "b-5"}},
+      {"_id": "evil\u001b[2J", "value": {"id": "b-6"}},
+      {"_id": "northwind", "value": {"owner": {"id": "b-7"}}}]})",
+                                   database);
+  std::string from = uri_;
+  from.insert(query == std::string::npos ? from.size() : query, "/prepare_brand_name");
+  Log();  // the SQLite file the keys go into
+  std::vector<std::string> args = {"migrate-data", "keys", "--from", from,
+                                   "--namespace", kBrandNames, "--aggregate", "brand", "--tenant",
+                                   "acme"};
+
+  std::vector<std::string> dry = args;
+  dry.insert(dry.end(), {"--dry-run", "--json"});
+  const Result preview = Run(dry);
+  EXPECT_EQ(preview.exit_code, 4) << preview.err;
+  EXPECT_EQ(json::parse(preview.out)["imported"], 3) << preview.out;
+  EXPECT_TRUE(All().empty()) << "a dry run writes nothing";
+
+  const Result imported = Run(args);
+  EXPECT_EQ(imported.exit_code, 4) << imported.err;  // finished, with bad documents
+  EXPECT_THAT(imported.out, HasSubstr("Imported keys of " + from));
+  EXPECT_THAT(imported.out, HasSubstr("documents read     7"));
+  EXPECT_THAT(imported.out, HasSubstr("imported           3")) << imported.err;
+  EXPECT_THAT(imported.out, HasSubstr("expired, skipped   1"));
+  EXPECT_THAT(imported.out, HasSubstr("bad documents      3"));
+  EXPECT_THAT(imported.err, HasSubstr("bad document, skipped: \"_id\" (the key) is not a string"));
+  EXPECT_THAT(imported.err, HasSubstr("has a control character"));
+  EXPECT_EQ(imported.err.find('\x1b'), std::string::npos) << imported.err;
+  const std::vector<Reservation> keys = All();
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[0].key, "contoso");
+  EXPECT_EQ(keys[0].owner, Brand("acme", "b-1"));
+  EXPECT_EQ(keys[1].key, "fabrikam");
+  EXPECT_EQ(keys[1].owner, Brand("acme", "b-2"));
+  EXPECT_EQ(keys[1].version, kUnversioned);
+  EXPECT_EQ(keys[2].key, "litware");
+  EXPECT_EQ(keys[2].owner, Brand("acme", "65f0c0ffee0123456789abcd"));
+
+  const Result again = Run(args);
+  EXPECT_THAT(again.out, HasSubstr("already held       3"));
+
+  const Result no_collection =
+      Run({"migrate-data", "keys", "--from", uri_, "--namespace", kBrandNames,
+               "--aggregate", "brand", "--tenant", "acme"});
+  EXPECT_EQ(no_collection.exit_code, 2);
+  EXPECT_THAT(no_collection.err, HasSubstr("--from must name a collection"));
+  const Result both = Run({"migrate-data", "keys", "--from", from, "--file",
+                               "x.jsonl", "--namespace", kBrandNames, "--aggregate", "brand",
+                               "--tenant", "acme"});
+  EXPECT_EQ(both.exit_code, 2);
+  const Result unreachable = Run(
+      {"migrate-data", "keys", "--from",
+       "mongodb://someone:secret@127.0.0.1:1/old/prepare?serverSelectionTimeoutMS=300",
+       "--namespace", kBrandNames, "--aggregate", "brand", "--tenant", "acme"});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_THAT(unreachable.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(unreachable.err, Not(HasSubstr("secret")));
+}
+
 TEST_F(WowToolMongoTest, ProjectionRebuildAppliesTheWholeLogToTheDeploymentsReadModels) {
   auto log = MongoLog();
   for (int i = 0; i < 12; ++i) {

@@ -1,6 +1,7 @@
-// wow migrate-data keys: imports the older version's PrepareKey keys as confirmed reservations.
+// wow migrate-data keys: imports the older version's PrepareKey keys as confirmed reservations,
+// from a mongoexport file or (--from) the collection itself.
 //
-// The main thread reads the export line by line, reports bad lines as it meets them, and hands
+// The main thread reads the export line by line (or the collection document by document), reports bad lines as it meets them, and hands
 // the good ones over in batches; a few worker threads confirm a batch's keys concurrently, so the
 // store commits them together (group commit) instead of one fsync per key. A batch holds each
 // key once: a line whose key is already in the batch flushes it first, so the first line of a key
@@ -23,6 +24,9 @@
 #include <vector>
 
 #include "format.h"
+#ifdef WOW_HAVE_MONGO
+#include "prepare_key_collection.h"
+#endif
 #include "prepare_key_export.h"
 #include "progress.h"
 #include "signals.h"
@@ -74,6 +78,7 @@ constexpr int kWorkers = 16;
 
 struct KeysArgs {
   std::string file;
+  std::string from;  // mongodb://HOST:PORT/DB/COLLECTION: the collection itself, not a file
   std::string ns;
   std::string aggregate;
   std::string tenant;
@@ -165,34 +170,47 @@ class Import {
   Import(const Globals& globals, const KeysArgs& args) : globals_(globals), args_(args) {}
 
   int Run() {
-    const std::vector<std::string> owner_path = SplitOwnerPath(args_.owner_field);
-    if (owner_path.empty()) {
+    owner_path_ = SplitOwnerPath(args_.owner_field);
+    if (owner_path_.empty()) {
       throw Failure("--owner-field must be a dotted path such as id or owner.id, not \"" +
                         args_.owner_field + "\"",
                     kExitUsage);
     }
+    if (args_.from.empty()) return RunOnFile();
+#ifdef WOW_HAVE_MONGO
+    return RunOnCollection();
+#else
+    throw Failure("this build of wow has no MongoDB backend (built with WOW_WITH_MONGO=OFF)",
+                  kExitUsage);
+#endif
+  }
+
+ private:
+  // Opens the store set and the scope; the first step of either source.
+  void Open() {
+    session_ =
+        std::make_unique<Session>(globals_, args_.dry_run ? Session::Access::kRead
+                                                          : Session::Access::kWrite);
+    store_ = session_->Reservations();  // the context must exist
+    scope_ = ReservationScope{session_->Context(), args_.aggregate, args_.tenant, args_.ns};
+    ValidateReservationKey(scope_, "-");  // the scope; any key will do
+    now_ = SystemClock::Instance()->NowMillis();
+    owner_tenant_ = args_.owner_tenant_given ? args_.owner_tenant : args_.tenant;
+  }
+
+  int RunOnFile() {
+    source_ = args_.file;
     std::ifstream in(args_.file, std::ios::binary);
     if (!in) {
       throw Failure("cannot read the export file \"" + args_.file + "\": " + std::strerror(errno));
     }
     std::error_code size_error;
     const std::uintmax_t size = std::filesystem::file_size(args_.file, size_error);
-
-    Session session(globals_, args_.dry_run ? Session::Access::kRead : Session::Access::kWrite);
-    store_ = session.Reservations();  // the context must exist
-    scope_ = ReservationScope{session.Context(), args_.aggregate, args_.tenant, args_.ns};
-    ValidateReservationKey(scope_, "-");  // the scope; any key will do
-    now_ = SystemClock::Instance()->NowMillis();
-    const std::string owner_tenant = args_.owner_tenant_given ? args_.owner_tenant : args_.tenant;
-
+    Open();
     ProgressBar progress(!globals_.json, size_error ? 0 : size);
     progress_ = &progress;
-    const StopOnSignals signals;
-    std::vector<Pending> batch;
     std::uintmax_t bytes = 0;
     std::string line;
-    bool interrupted = false;
-    bool seen_document = false;
     for (LineRead read_line; (read_line = ReadLine(in, line, bytes)) != LineRead::kEnd;) {
       ++counts_.lines;
       if (read_line == LineRead::kNul) {
@@ -200,62 +218,104 @@ class Import {
                       std::to_string(counts_.lines) +
                       ": not a JSON-lines export (mongoexport writes text)");
       }
-      if (read_line == LineRead::kTooLong) {
-        Bad(counts_.lines, "over " + std::to_string(kMaxLineBytes) + " bytes: " +
-                               Printable(line, kMaxQuotedBytes));
-        continue;
-      }
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      if (!seen_document && line[line.find_first_not_of(" \t")] == '[') {
+      if (read_line == LineRead::kLine && !seen_document_ &&
+          line.find_first_not_of(" \t") != std::string::npos &&
+          line[line.find_first_not_of(" \t")] == '[') {
         throw Failure("\"" + args_.file +
                       "\" holds a JSON array (mongoexport --jsonArray); export one document a "
                       "line instead (mongoexport without --jsonArray)");
       }
-      seen_document = true;
-      const ExportLine read = ParseExportLine(line, owner_path);
-      if (!read.record) {
-        Bad(counts_.lines, read.error);
-      } else if (read.record->ttl_at && *read.record->ttl_at < now_) {
-        ++counts_.expired;
-      } else {
-        if (!batch_keys_.insert(read.record->key).second) {
-          Flush(batch);  // the key's earlier line first
-          batch_keys_.insert(read.record->key);
-        }
-        Pending item;
-        item.line = counts_.lines;
-        item.key = read.record->key;
-        item.owner =
-            AggregateRef{scope_.context, scope_.aggregate, owner_tenant, read.record->owner_id};
-        batch.push_back(std::move(item));
-      }
-      if (batch.size() >= kBatch) {
-        Flush(batch);
-        if (signals.stop_requested()) {
-          interrupted = true;
-          break;
-        }
-      }
+      const bool go_on = Take(read_line == LineRead::kTooLong, line);
       progress.Update(bytes, Status());
+      if (!go_on) break;
     }
     if (in.bad()) {
       throw Failure("cannot read the export file \"" + args_.file + "\" after line " +
                     std::to_string(counts_.lines) + ": " + std::strerror(errno));
     }
-    if (!interrupted) Flush(batch);
-    progress.Update(bytes, Status(), true);
-    progress.Clear();
+    return Finish(bytes);
+  }
+
+#ifdef WOW_HAVE_MONGO
+  int RunOnCollection() {
+    const std::optional<CollectionUri> from = SplitCollectionUri(args_.from);
+    if (!from) {
+      throw Failure("--from must name a collection: mongodb://HOST:PORT/DATABASE/COLLECTION, not \"" +
+                        Printable(MaskPassword(args_.from), kMaxQuotedBytes) + "\"",
+                    kExitUsage);
+    }
+    source_ = MaskPassword(args_.from);
+    unit_ = "document";
+    const PrepareKeyCollection collection(*from);
+    const std::uint64_t total = collection.Count();
+    Open();
+    ProgressBar progress(!globals_.json, total);
+    progress_ = &progress;
+    std::string line;
+    collection.Scan([&](std::string_view document) {
+      ++counts_.lines;
+      const bool too_long = document.size() > kMaxLineBytes;
+      line.assign(document.substr(0, too_long ? kMaxLineBytes : document.size()));
+      const bool go_on = Take(too_long, line);
+      progress.Update(static_cast<std::uintmax_t>(counts_.lines), Status());
+      return go_on;
+    });
+    return Finish(static_cast<std::uintmax_t>(counts_.lines));
+  }
+#endif
+
+  // Takes the next line (or document) of the source: a bad one is reported, a good one joins the
+  // batch, which is flushed when full. False when a signal asks the import to stop.
+  bool Take(bool too_long, const std::string& line) {
+    if (too_long) {
+      Bad(counts_.lines, "over " + std::to_string(kMaxLineBytes) + " bytes: " +
+                             Printable(line, kMaxQuotedBytes));
+      return true;
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) return true;
+    seen_document_ = true;
+    const ExportLine read = ParseExportLine(line, owner_path_);
+    if (!read.record) {
+      Bad(counts_.lines, read.error);
+    } else if (read.record->ttl_at && *read.record->ttl_at < now_) {
+      ++counts_.expired;
+    } else {
+      if (!batch_keys_.insert(read.record->key).second) {
+        Flush();  // the key's earlier line first
+        batch_keys_.insert(read.record->key);
+      }
+      Pending item;
+      item.line = counts_.lines;
+      item.key = read.record->key;
+      item.owner =
+          AggregateRef{scope_.context, scope_.aggregate, owner_tenant_, read.record->owner_id};
+      batch_.push_back(std::move(item));
+    }
+    if (batch_.size() >= kBatch) {
+      Flush();
+      if (signals_.stop_requested()) {
+        interrupted_ = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Flushes the last batch (unless interrupted) and prints the summary; the exit code.
+  int Finish(std::uintmax_t done) {
+    if (!interrupted_) Flush();
+    progress_->Update(done, Status(), true);
+    progress_->Clear();
     progress_ = nullptr;
-    PrintSummary(interrupted);
-    if (interrupted) return kExitFailed;
+    PrintSummary(interrupted_);
+    if (interrupted_) return kExitFailed;
     return counts_.bad > 0 || counts_.conflicts > 0 ? kExitProblems : kExitOk;
   }
 
- private:
   void Bad(long line, const std::string& why) {
     ++counts_.bad;
-    Report(fmt::format("line {}: bad line, skipped: {}", line, why));
+    Report(fmt::format("{} {}: bad {}, skipped: {}", unit_, line, unit_, why));
   }
 
   void Report(const std::string& message) {
@@ -264,12 +324,13 @@ class Import {
   }
 
   std::string Status() const {
-    return fmt::format("line {}  imported {}  held {}  expired {}  conflicts {}  bad {}",
+    return fmt::format("{} {}  imported {}  held {}  expired {}  conflicts {}  bad {}", unit_,
                        counts_.lines, counts_.imported, counts_.already_held, counts_.expired,
                        counts_.conflicts, counts_.bad);
   }
 
-  void Flush(std::vector<Pending>& batch) {
+  void Flush() {
+    std::vector<Pending>& batch = batch_;
     ApplyBatch(*store_, scope_, args_.dry_run, now_, batch);
     std::exception_ptr failure;
     for (const Pending& item : batch) {
@@ -289,8 +350,8 @@ class Import {
           break;
         case Pending::Outcome::kConflict:
           ++counts_.conflicts;
-          Report(fmt::format("line {}: conflict: key \"{}\" is held by {}, not by {}; not imported",
-                             item.line, Printable(item.key, kMaxQuotedBytes),
+          Report(fmt::format("{} {}: conflict: key \"{}\" is held by {}, not by {}; not imported",
+                             unit_, item.line, Printable(item.key, kMaxQuotedBytes),
                              item.holder ? HolderText(*item.holder) : "another aggregate",
                              ToString(item.owner)));
           break;
@@ -308,7 +369,7 @@ class Import {
   void PrintSummary(bool interrupted) {
     if (progress_) progress_->Clear();
     if (globals_.json) {
-      std::cout << json{{"file", args_.file},
+      std::cout << json{{args_.from.empty() ? "file" : "from", source_},
                         {"context", scope_.context},
                         {"aggregate", scope_.aggregate},
                         {"tenant", scope_.tenant_id},
@@ -326,27 +387,37 @@ class Import {
     } else {
       std::cout << fmt::format(
           "{}{} into namespace {} of {}/{}, tenant {}{}:\n"
-          "  lines read         {}\n"
+          "  {:<18} {}\n"
           "  {:<18} {}\n"
           "  already held       {}\n"
           "  expired, skipped   {}\n"
           "  conflicts          {}\n"
-          "  bad lines          {}\n",
-          args_.dry_run ? "Dry run (nothing written): keys of " : "Imported keys of ", args_.file,
-          scope_.ns, scope_.context, scope_.aggregate, TenantLabel(scope_.tenant_id),
-          interrupted ? " (interrupted; run again to finish)" : "", counts_.lines,
-          args_.dry_run ? "would import" : "imported", counts_.imported, counts_.already_held,
-          counts_.expired, counts_.conflicts, counts_.bad);
+          "  {:<18} {}\n",
+          args_.dry_run ? "Dry run (nothing written): keys of " : "Imported keys of ",
+          Printable(source_), scope_.ns, scope_.context, scope_.aggregate,
+          TenantLabel(scope_.tenant_id), interrupted ? " (interrupted; run again to finish)" : "",
+          unit_ + "s read", counts_.lines, args_.dry_run ? "would import" : "imported",
+          counts_.imported, counts_.already_held, counts_.expired, counts_.conflicts,
+          "bad " + unit_ + "s", counts_.bad);
     }
     std::cout.flush();
   }
 
   const Globals& globals_;
   const KeysArgs& args_;
-  ReservationScope scope_;
+  const StopOnSignals signals_;
+  std::vector<std::string> owner_path_;  // --owner-field, split
+  std::string source_;                   // the file, or the collection's URI (password masked)
+  std::string unit_ = "line";            // what the source is made of: "line" or "document"
+  std::unique_ptr<Session> session_;
   std::unique_ptr<ReservationStore> store_;
+  ReservationScope scope_;
+  std::string owner_tenant_;
   EpochMillis now_ = 0;
   Counts counts_;
+  bool seen_document_ = false;
+  bool interrupted_ = false;
+  std::vector<Pending> batch_;
   std::unordered_set<std::string> batch_keys_;  // the keys of the batch not yet flushed
   ProgressBar* progress_ = nullptr;
 };
@@ -362,8 +433,13 @@ void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action) {
       "Import the confirmed keys of a PrepareKey collection (a mongoexport JSON-lines file) as "
       "reservations confirmed at UNVERSIONED");
   auto args = std::make_shared<KeysArgs>();
-  keys->add_option("--file", args->file, "The mongoexport file, one JSON document a line")
-      ->required();
+  auto* file = keys->add_option("--file", args->file,
+                                "The mongoexport file, one JSON document a line");
+  auto* from = keys->add_option(
+      "--from", args->from,
+      "Instead of a file, the PrepareKey collection itself: mongodb://HOST:PORT/DB/COLLECTION");
+  file->excludes(from);
+  from->excludes(file);
   keys->add_option("--namespace", args->ns, "The namespace, such as eshop-catalog.brand-name")
       ->required();
   keys->add_option("--aggregate", args->aggregate, "The owners' aggregate type, such as brand")
@@ -378,6 +454,9 @@ void AddMigrateCommands(CLI::App& app, Globals& globals, Action& action) {
   keys->add_flag("--dry-run", args->dry_run,
                  "Read and check every line and report what an import would do; write nothing");
   keys->callback([&globals, &action, args, keys] {
+    if (args->file.empty() == args->from.empty()) {
+      throw CLI::ValidationError("--file or --from", "name the export file or the collection");
+    }
     args->owner_tenant_given = keys->count("--owner-tenant") > 0;
     action = [&globals, args] { return Import(globals, *args).Run(); };
   });

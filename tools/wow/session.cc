@@ -22,7 +22,8 @@ std::string Names(const std::map<std::string, int>& contexts) {
   return names;
 }
 
-// `uri` with the password of its user information (mongodb://USER:PASSWORD@HOST) masked.
+}  // namespace
+
 std::string MaskPassword(const std::string& uri) {
   const std::size_t scheme = uri.find("://");
   if (scheme == std::string::npos) return uri;
@@ -34,8 +35,6 @@ std::string MaskPassword(const std::string& uri) {
   if (colon == std::string::npos || colon > at) return uri;
   return uri.substr(0, colon + 1) + "*****" + uri.substr(at);
 }
-
-}  // namespace
 
 std::string Session::Where() const {
   return on_mongo() ? MaskPassword(globals_.mongo_uri) : globals_.db;

@@ -42,6 +42,10 @@ class Failure : public std::runtime_error {
   int exit_code_;
 };
 
+// `uri` with the password of its user information (mongodb://USER:PASSWORD@HOST) masked, for
+// messages.
+std::string MaskPassword(const std::string& uri);
+
 // The options every command takes.
 struct Globals {
   std::string store;      // --store as given; empty when --db named the file

@@ -2,6 +2,8 @@
 
 #include <mongoc/mongoc.h>
 
+#include <functional>
+
 #include "wow/error.h"
 
 namespace wow::mongo {
@@ -24,16 +26,31 @@ struct ReadConcernDeleter {
   void operator()(mongoc_read_concern_t* concern) const { mongoc_read_concern_destroy(concern); }
 };
 
-// Every document `cursor` yields (copies); throws Error naming `what` when the read fails.
-std::vector<Bson> Drain(const Cursor& cursor, std::string_view what) {
-  std::vector<Bson> documents;
+// Hands every document `cursor` yields to `each` in turn, until `each` returns false; throws
+// Error naming `what` when the read fails.
+void Drain(const Cursor& cursor, const std::function<bool(BorrowedBson)>& each,
+           std::string_view what) {
   const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cursor.get(), &doc)) documents.push_back(CopyBson(*doc));
+  while (mongoc_cursor_next(cursor.get(), &doc)) {
+    if (!each(BorrowedBson{*doc})) return;
+  }
   bson_error_t error;
   const bson_t* reply = nullptr;
   if (mongoc_cursor_error_document(cursor.get(), &error, &reply)) {
     throw ToError(ClassifyMongoError(error.domain, error.code, error.message, reply, false), what);
   }
+}
+
+// Every document `cursor` yields (copies); throws Error naming `what` when the read fails.
+std::vector<Bson> Drain(const Cursor& cursor, std::string_view what) {
+  std::vector<Bson> documents;
+  Drain(
+      cursor,
+      [&](BorrowedBson borrowed) {
+        documents.push_back(CopyBson(borrowed.doc));
+        return true;
+      },
+      what);
   return documents;
 }
 
@@ -158,16 +175,29 @@ WriteOutcome Executor::Delete(const DeleteCommand& command, std::string_view wha
   return outcome;
 }
 
-std::vector<Bson> Executor::Find(const FindCommand& command, std::string_view what) const {
-  ClientPool::Lease client = pool_->Pop();
-  Collection collection = CollectionOf(client, database_, command.collection);
+Bson Executor::FindOptions(const FindCommand& command) const {
   Bson opts = ReadOptions();
   if (command.sort) AppendDocument(opts.get(), "sort", *command.sort);
   if (command.limit > 0) AppendInt64(opts.get(), "limit", command.limit);
   if (command.projection) AppendDocument(opts.get(), "projection", *command.projection);
-  Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(), opts.get(),
-                                                 nullptr));
+  return opts;
+}
+
+std::vector<Bson> Executor::Find(const FindCommand& command, std::string_view what) const {
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, command.collection);
+  Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(),
+                                                 FindOptions(command).get(), nullptr));
   return Drain(cursor, what);
+}
+
+void Executor::Scan(const FindCommand& command, const std::function<bool(BorrowedBson)>& each,
+                    std::string_view what) const {
+  ClientPool::Lease client = pool_->Pop();
+  Collection collection = CollectionOf(client, database_, command.collection);
+  Cursor cursor(mongoc_collection_find_with_opts(collection.get(), command.filter.get(),
+                                                 FindOptions(command).get(), nullptr));
+  Drain(cursor, each, what);
 }
 
 InsertOutcome Executor::InsertMany(const std::string& collection_name,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,12 @@ struct BulkOutcome {
   std::vector<Bson> write_errors;
 };
 
+// A document lent to a callback for the length of its call. (std::function cannot take a bson_t
+// itself: its alignment attribute is dropped on a template argument.)
+struct BorrowedBson {
+  const bson_t& doc;
+};
+
 class Executor {
  public:
   Executor(std::shared_ptr<ClientPool> pool, std::string database, const MongoOptions& options);
@@ -91,6 +98,12 @@ class Executor {
 
   // The matching documents (copies). Throws Error on failure.
   std::vector<Bson> Find(const FindCommand& command, std::string_view what) const;
+
+  // Hands the matching documents to `each` one at a time, read batch by batch from the server
+  // (never all held at once), until `each` returns false; a document is valid only during its
+  // call. Throws Error when the read fails (what `each` throws passes through).
+  void Scan(const FindCommand& command, const std::function<bool(BorrowedBson)>& each,
+            std::string_view what) const;
 
   // Inserts `documents` into `collection` (ordered: stopping at the first that fails). The
   // documents a unique index or the server refused are in writeErrors; throws Error for anything
@@ -134,6 +147,8 @@ class Executor {
   // maxTimeMS).
   Bson WriteOptions() const;
   Bson ReadOptions() const;
+  // ReadOptions with a find's sort, limit and projection.
+  Bson FindOptions(const FindCommand& command) const;
 
   std::shared_ptr<ClientPool> pool_;
   std::string database_;
