@@ -6,6 +6,9 @@
 // of its own (ctest), so fail points touch no other test.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "support/mongo_test_deployment.h"
 #include "wow/error.h"
 #include "wow/mongo.h"
@@ -123,6 +126,105 @@ TEST_F(MongoTimerStoreTest, ACollectionAnotherNodeRegisteredIsReadByTheNextDueRe
   const std::vector<Timer> due = store_->Due({0, 1, 2, 3}, 1000, 10);
   ASSERT_EQ(due.size(), 3u) << "the count of collections differed, so the registry was read again";
   EXPECT_EQ(due.front(), invoice) << "merged by due time";
+}
+
+// A timer collection of an earlier format (a database an older build wrote): the timers are a
+// view of the log, so opening a store drops it, and the context's timer checkpoints before it.
+
+class MongoTimerFormatTest : public MongoTimerStoreTest {
+ protected:
+  void SetUp() override {
+    MongoTimerStoreTest::SetUp();
+    if (IsSkipped()) return;
+    database_ = Describe(*deployment_).database;
+    log_ = NewMongoEventLog(deployment_, "shop", SystemClock::Instance());
+    log_->Create(kPartitions);
+    log_->CommitCheckpoint(0, "wow.timers", 5);
+    log_->CommitCheckpoint(1, "wow.timers", 3);
+    log_->CommitCheckpoint(0, "catalog", 7);
+    billing_ = NewMongoEventLog(deployment_, "billing", SystemClock::Instance());
+    billing_->Create(kPartitions);
+    billing_->CommitCheckpoint(0, "wow.timers", 2);
+  }
+  // Sets the registry record of the order timers' collection: `set` is a $set document.
+  void SetRecord(const std::string& set) {
+    testing_support::RunMongoCommand(
+        uri_,
+        R"({"update": "wow_collections", "updates": [{"q": {"_id": "wow_timer__shop__order"}, )"
+        R"("u": {"$set": )" + set + "}}]}",
+        database_);
+  }
+  // A store opened as by a process started anew: a deployment of its own on the same database.
+  std::unique_ptr<TimerStore> Reopen() {
+    MongoOptions options;
+    options.database = database_;
+    return NewMongoTimerStore(OpenMongoDeployment(uri_, options), "shop", kPartitions);
+  }
+  std::string Record() {
+    return testing_support::RunMongoCommand(
+        uri_, R"({"find": "wow_collections", "filter": {"_id": "wow_timer__shop__order"}})",
+        database_);
+  }
+
+  std::string database_;
+  std::unique_ptr<EventLog> log_;
+  std::unique_ptr<EventLog> billing_;
+};
+
+TEST_F(MongoTimerFormatTest, ACollectionOfAnEarlierFormatIsDroppedWithTheTimerCheckpointsOnOpen) {
+  SetRecord(R"({"format": 4})");
+  auto reopened = Reopen();
+  EXPECT_EQ(Record().find("\"format\""), std::string::npos) << "the record is gone: " << Record();
+  EXPECT_EQ(log_->Checkpoint(0, "wow.timers"), 0) << "the timers are put again from the start";
+  EXPECT_EQ(log_->Checkpoint(1, "wow.timers"), 0);
+  EXPECT_EQ(log_->Checkpoint(0, "catalog"), 7) << "another subscription's checkpoint stays";
+  EXPECT_EQ(billing_->Checkpoint(0, "wow.timers"), 2) << "another context's too";
+  EXPECT_FALSE(reopened->Find(a_.owner, a_.key).has_value()) << "dropped";
+  ASSERT_TRUE(reopened->Put(a_)) << "made again at its first write";
+  EXPECT_EQ(reopened->Find(a_.owner, a_.key), a_);
+  EXPECT_NE(Record().find("\"format\" : 5"), std::string::npos) << Record();
+  EXPECT_EQ(reopened->Due({0, 1, 2, 3}, 1000, 10).size(), 1u);
+  Reopen();  // a current format: nothing more is dropped
+  EXPECT_EQ(reopened->Find(a_.owner, a_.key), a_);
+}
+
+TEST_F(MongoTimerFormatTest, AnotherNodesRebuildIsWaitedForAndAStaleClaimIsTakenOver) {
+  const EpochMillis now = SystemClock::Instance()->NowMillis();
+  SetRecord(R"({"format": 4, "rebuild_since": )" + std::to_string(now) + "}");
+  std::jthread other_node([&] {  // finishes its rebuild (here: only its record) in 600 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    testing_support::RunMongoCommand(
+        uri_,
+        R"({"delete": "wow_collections", "deletes": [{"q": {"_id": "wow_timer__shop__order"}, )"
+        R"("limit": 1}]})",
+        database_);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  auto waited = Reopen();
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(500))
+      << "it waited for the other node";
+  EXPECT_TRUE(waited->Find(a_.owner, a_.key).has_value()) << "the claimant's to drop, not its";
+  EXPECT_EQ(log_->Checkpoint(0, "wow.timers"), 5);
+  other_node.join();
+
+  SetRecord(R"({"format": 4, "rebuild_since": )" + std::to_string(now - 60'000) + "}");
+  auto took_over = Reopen();
+  EXPECT_FALSE(took_over->Find(a_.owner, a_.key).has_value()) << "a lapsed claim is taken over";
+  EXPECT_EQ(log_->Checkpoint(0, "wow.timers"), 0);
+}
+
+TEST_F(MongoTimerFormatTest, ACollectionOfALaterFormatIsRefusedNotDropped) {
+  SetRecord(R"({"format": 6})");
+  auto reopened = Reopen();
+  EXPECT_EQ(log_->Checkpoint(0, "wow.timers"), 5) << "nothing dropped";
+  try {
+    reopened->Put(b_);
+    ADD_FAILURE() << "a collection of a later format was written";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(std::string(e.what()).find("format 6"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store_->Find(a_.owner, a_.key).has_value());
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ TEST_F(SqliteDamageTest, AFileOfFormat4IsMigratedItsTimersGettingAParkedVersionN
   EXPECT_EQ(OpenLog(db)->Read(Ref("b0"), 1, 9).size(), 1u);
 }
 
-TEST_F(SqliteDamageTest, ATimerTableOfAnotherFormatIsDroppedAndTheTimersReplayFromTheStart) {
+TEST_F(SqliteDamageTest, ATimerTableOfAnEarlierFormatIsDroppedWithItsCheckpointsWhenTheStoreOpens) {
   Fill(1);
   Timer timer;
   timer.owner = Ref("b0");
@@ -235,13 +235,25 @@ TEST_F(SqliteDamageTest, ATimerTableOfAnotherFormatIsDroppedAndTheTimersReplayFr
              "('shop', 1, 'wow.timers', 1), ('shop', 0, 'catalog', 1), "
              "('other', 0, 'wow.timers', 1)");
   }
+  {  // read-only, the table stays as it is
+    SqliteOptions read_only;
+    read_only.read_only = true;
+    NewSqliteTimerStore(OpenSqliteDatabase(path_, read_only), kContext, kPartitions);
+    RawDb raw(path_);
+    EXPECT_EQ(raw.Text("SELECT format FROM wow_tables WHERE name = 'wow_timer__shop__brand'"), "2");
+  }
   auto db = OpenSqliteDatabase(path_);
+  // Opening the store drops the table and the checkpoints, before a timer subscription (which
+  // opens after it) reads them: so it puts every timer again from the log's start.
   auto timers = NewSqliteTimerStore(db, kContext, kPartitions);
+  EXPECT_FALSE(timers->Find(timer.owner, "expire").has_value());
+  EXPECT_EQ(RawDb(path_).Text("SELECT count(*) FROM wow_checkpoints WHERE subscription = "
+                              "'wow.timers' AND context = 'shop'"),
+            "0");
   Timer other = timer;
   other.key = "remind";
   other.timer_id = "tid2";
-  ASSERT_TRUE(timers->Put(other));  // the first write to the table drops and makes it again
-  EXPECT_FALSE(timers->Find(timer.owner, "expire").has_value());
+  ASSERT_TRUE(timers->Put(other));  // made again at its first write
   EXPECT_EQ(timers->Find(other.owner, "remind"), other);
   RawDb raw(path_);
   // The context's timer checkpoints are gone (its timers are put again from the log's start);

@@ -149,4 +149,9 @@ void Collections::Ensure(const CollectionSpec& spec) {
   known_.insert(spec.name);
 }
 
+void Collections::Forget(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  known_.erase(name);
+}
+
 }  // namespace wow::mongo

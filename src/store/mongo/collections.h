@@ -58,6 +58,10 @@ class Collections {
   // MongoDB fails.
   void Ensure(const CollectionSpec& spec);
 
+  // Forgets that `name` was checked, so that the next Ensure of it checks (and creates) it again:
+  // after it was dropped.
+  void Forget(const std::string& name);
+
   // The names of `context`'s collections of `kind` recorded now, sorted. Throws the executor's
   // Error.
   std::vector<std::string> Registered(const std::string& kind, const std::string& context) const;

@@ -2,7 +2,10 @@
 // deployment's executor. A put is one conditional upsert, settled by a read when it meets the
 // owner_key index; a cancel one delete; CancelAll one deleteMany; a settle one unordered bulk
 // write per collection; the due and parked reads one aggregation over the registry each.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -10,6 +13,7 @@
 
 #include "core/timer_rules.h"
 #include "store/mongo/deployment.h"
+#include "store/mongo/log_commands.h"
 #include "store/mongo/timer_commands.h"
 #include "wow/error.h"
 #include "wow/mongo.h"
@@ -24,6 +28,13 @@ using mongo::Bson;
 // changes continuously exhausts them.
 constexpr int kMaxPutTries = 16;
 
+// A node's claim to rebuild a timer collection of an earlier format lapses after kRebuildClaim
+// (the node died rebuilding); a node waits at most kRebuildWait for another's rebuild.
+constexpr std::chrono::milliseconds kRebuildClaim{30'000};
+constexpr std::chrono::milliseconds kRebuildWait{60'000};
+// MongoDB's NamespaceNotFound: a drop of a collection that is not there.
+constexpr std::uint32_t kNamespaceNotFound = 26;
+
 class MongoTimerStore final : public TimerStore {
  public:
   MongoTimerStore(std::shared_ptr<MongoDeployment> deployment, std::string context,
@@ -32,6 +43,7 @@ class MongoTimerStore final : public TimerStore {
     Require(deployment_ != nullptr, "a MongoDB timer store needs a deployment");
     ValidateTypeName(context_, "context");
     ValidatePartitionCount(partitions_);
+    RebuildEarlierFormats();
   }
 
   bool Put(const Timer& timer) override {
@@ -140,6 +152,60 @@ class MongoTimerStore final : public TimerStore {
   static std::string What(std::string_view verb, const AggregateRef& owner,
                           const std::string& key) {
     return std::string(verb) + " timer \"" + key.substr(0, 100) + "\" of " + ToString(owner);
+  }
+
+  // Drops the context's timer collections of an earlier format, with the context's timer
+  // checkpoints first, so that the timer subscription (which reads its checkpoints after the
+  // store is open) puts their timers again from the log's start. Each collection is claimed in
+  // its record, so that of nodes opening at once one drops it while the others wait until it is
+  // done; a claim older than kRebuildClaim (a node that died rebuilding) is taken over. Throws
+  // Error(kUnavailable) when another node's rebuild lasts longer than kRebuildWait.
+  void RebuildEarlierFormats() {
+    const auto deadline = std::chrono::steady_clock::now() + kRebuildWait;
+    for (;;) {
+      const std::vector<Bson> records = executor().Find(
+          mongo::EarlierTimerFormatsQuery(context_), "reading the timer collections' formats");
+      if (records.empty()) return;
+      std::string waiting_for;
+      for (const Bson& record : records) {
+        const std::string name(mongo::FindText(*record, "_id").value_or(""));
+        const EpochMillis now = SystemClock::Instance()->NowMillis();
+        const std::string what = "rebuilding timer collection " + name;
+        if (executor()
+                .Update(mongo::ClaimTimerRebuildCommand(name, now, kRebuildClaim.count()), what)
+                .matched == 0) {
+          waiting_for = name;  // another node rebuilds it
+          continue;
+        }
+        spdlog::warn(
+            "MongoDB timer collection {} is in format {}; this build reads format {}: dropping "
+            "it and the timer checkpoints of context \"{}\", so its timers are put again from "
+            "the log",
+            name, mongo::FindInteger(*record, "format").value_or(0), mongo::kTimerFormat,
+            context_);
+        executor().Delete(
+            mongo::CheckpointsDropCommand(context_, std::string(kTimerSubscriptionName)), what);
+        const auto dropped =
+            executor().TryCommand(*mongo::DropCollectionCommand(name), true);
+        if (dropped.failure && dropped.failure->code != kNamespaceNotFound) {
+          throw mongo::ToError(*dropped.failure, what);
+        }
+        executor().Delete(mongo::EarlierTimerFormatRecordDelete(name), what);
+        deployment_->collections().Forget(name);
+      }
+      if (waiting_for.empty()) continue;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw Error(ErrorCode::kUnavailable,
+                    "MongoDB: another node has been rebuilding timer collection " + waiting_for +
+                        " (of an earlier format) for over " +
+                        std::to_string(kRebuildWait.count() / 1000) +
+                        " s; open the store again once it is done, or, if no node is running, "
+                        "in " +
+                        std::to_string(kRebuildClaim.count() / 1000) +
+                        " s, when its claim has lapsed");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
 
   // Creates `aggregate`'s collection with its indexes and records it, once per store.

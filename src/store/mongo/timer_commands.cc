@@ -81,6 +81,17 @@ std::optional<AggregateRef> ParseRef(const bson_t& doc, const char* field) {
                       std::string(*id)};
 }
 
+// {_id: collection, format: {$lt: kTimerFormat}}.
+Bson EarlierFormatFilter(const std::string& collection) {
+  Bson filter = NewBson();
+  AppendText(filter.get(), "_id", collection);
+  bson_t format;
+  bson_append_document_begin(filter.get(), "format", -1, &format);
+  AppendInt64(&format, "$lt", kTimerFormat);
+  bson_append_document_end(filter.get(), &format);
+  return filter;
+}
+
 }  // namespace
 
 std::string TimerCollectionName(const std::string& context, const std::string& aggregate) {
@@ -187,6 +198,55 @@ FindCommand FindTimerCommand(const AggregateRef& owner, int partition, const std
   command.filter = OwnerFilter(owner, partition, &key);
   command.limit = 1;
   return command;
+}
+
+FindCommand EarlierTimerFormatsQuery(const std::string& context) {
+  FindCommand query;
+  query.collection = kCollectionsRegistry;
+  query.filter = NewBson();
+  AppendText(query.filter.get(), "kind", "timer");
+  AppendText(query.filter.get(), "context", context);
+  bson_t format;
+  bson_append_document_begin(query.filter.get(), "format", -1, &format);
+  AppendInt64(&format, "$lt", kTimerFormat);
+  bson_append_document_end(query.filter.get(), &format);
+  query.sort = BsonFromJson(R"({"_id": 1})");
+  return query;
+}
+
+UpdateCommand ClaimTimerRebuildCommand(const std::string& collection, EpochMillis now,
+                                       std::int64_t claim_ms) {
+  UpdateCommand command{kCollectionsRegistry, EarlierFormatFilter(collection), NewBson(), false,
+                        false};
+  // $or: [{rebuild_since: {$exists: false}}, {rebuild_since: {$lte: now - claim_ms}}]
+  bson_t branches, unclaimed, stale, exists, lte;
+  bson_append_array_begin(command.filter.get(), "$or", -1, &branches);
+  bson_append_document_begin(&branches, "0", -1, &unclaimed);
+  bson_append_document_begin(&unclaimed, "rebuild_since", -1, &exists);
+  AppendBool(&exists, "$exists", false);
+  bson_append_document_end(&unclaimed, &exists);
+  bson_append_document_end(&branches, &unclaimed);
+  bson_append_document_begin(&branches, "1", -1, &stale);
+  bson_append_document_begin(&stale, "rebuild_since", -1, &lte);
+  AppendInt64(&lte, "$lte", now - claim_ms);
+  bson_append_document_end(&stale, &lte);
+  bson_append_document_end(&branches, &stale);
+  bson_append_array_end(command.filter.get(), &branches);
+  bson_t set;
+  bson_append_document_begin(command.update.get(), "$set", -1, &set);
+  AppendInt64(&set, "rebuild_since", now);
+  bson_append_document_end(command.update.get(), &set);
+  return command;
+}
+
+Bson DropCollectionCommand(const std::string& collection) {
+  Bson command = NewBson();
+  AppendText(command.get(), "drop", collection);
+  return command;
+}
+
+DeleteCommand EarlierTimerFormatRecordDelete(const std::string& collection) {
+  return DeleteCommand{kCollectionsRegistry, EarlierFormatFilter(collection), false};
 }
 
 Bson DuePipeline(const std::string& context, const std::vector<std::string>& collections,

@@ -21,6 +21,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,19 @@ DeleteCommand CancelTimerCommand(const AggregateRef& owner, int partition, const
 DeleteCommand CancelAllTimersCommand(const AggregateRef& owner, int partition, Version version);
 // Owner's timer `key`.
 FindCommand FindTimerCommand(const AggregateRef& owner, int partition, const std::string& key);
+
+// Rebuilding the timers of an earlier format (the timers are a view of the log): the registry
+// records of `context`'s timer collections of a format before kTimerFormat, each with the
+// "rebuild_since" of a node rebuilding it.
+FindCommand EarlierTimerFormatsQuery(const std::string& context);
+// Claims the rebuild of `collection` (recorded in an earlier format) at `now`: it matches the
+// record unless another node claimed it less than `claim_ms` before.
+UpdateCommand ClaimTimerRebuildCommand(const std::string& collection, EpochMillis now,
+                                       std::int64_t claim_ms);
+// {drop: collection}.
+Bson DropCollectionCommand(const std::string& collection);
+// Deletes the record of `collection` while it is of an earlier format.
+DeleteCommand EarlierTimerFormatRecordDelete(const std::string& collection);
 
 // The due read, an aggregation on the registry (wow_collections): the count of `context`'s
 // timer collections ({collections: n}, none when n is 0), then through $unionWith each of

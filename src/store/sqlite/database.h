@@ -91,6 +91,14 @@ class SqliteDatabase {
                    const std::string& aggregate) {
     schema_.EnsureTable(writer, kind, context, aggregate);
   }
+  // Whether `context` has a timer table of an earlier format; in a write transaction, drops them
+  // with the context's timer checkpoints (Schema::DropEarlierTimerTables).
+  bool HasEarlierTimerTables(sqlite::Connection& connection, const std::string& context) {
+    return schema_.HasEarlierTimerTables(connection, context);
+  }
+  void DropEarlierTimerTables(sqlite::Connection& writer, const std::string& context) {
+    schema_.DropEarlierTimerTables(writer, context);
+  }
   // Whether the table exists (committed), looked up in the registry with `connection`.
   bool TableExists(sqlite::Connection& connection, const std::string& name) {
     return schema_.TableExists(connection, name);

@@ -336,21 +336,10 @@ void Schema::EnsureTable(Connection& writer, TableKind kind, const std::string& 
     if (q.Step()) format = q.Int(0);
   }
   if (format && *format != kFormatVersion) {
-    if (kind != TableKind::kTimer) {
-      throw Error(ErrorCode::kFailedPrecondition,
-                  "SQLite database \"" + path_ + "\": table " + name + " is in format " +
-                      std::to_string(*format) + "; this build reads format " +
-                      std::to_string(kFormatVersion) + " only");
-    }
-    // The timers are a view rebuilt from the log: a table of another format is dropped, and the
-    // context's timer checkpoints with it, so that its timers are put again from the log's start.
-    writer.Execute("DROP TABLE IF EXISTS " + Quoted(name));
-    Query(writer, "DELETE FROM wow_tables WHERE name = ?1").Bind(1, name).Run();
-    Query(writer, "DELETE FROM wow_checkpoints WHERE context = ?1 AND subscription = ?2")
-        .Bind(1, context)
-        .Bind(2, kTimerSubscriptionName)
-        .Run();
-    format.reset();
+    throw Error(ErrorCode::kFailedPrecondition,
+                "SQLite database \"" + path_ + "\": table " + name + " is in format " +
+                    std::to_string(*format) + "; this build reads format " +
+                    std::to_string(kFormatVersion) + " only");
   }
   if (!format) {
     writer.Execute(TableSchema(kind, name));
@@ -365,6 +354,32 @@ void Schema::EnsureTable(Connection& writer, TableKind kind, const std::string& 
         .Run();
   }
   writer.known_tables().insert(name);
+}
+
+bool Schema::HasEarlierTimerTables(Connection& connection, const std::string& context) {
+  Query q(connection,
+          "SELECT 1 FROM wow_tables WHERE kind = ?1 AND context = ?2 AND format < ?3 LIMIT 1");
+  q.Bind(1, KindName(TableKind::kTimer)).Bind(2, context).Bind(3, kFormatVersion);
+  return q.Step();
+}
+
+void Schema::DropEarlierTimerTables(Connection& writer, const std::string& context) {
+  std::vector<std::string> names;
+  {
+    Query q(writer, "SELECT name FROM wow_tables WHERE kind = ?1 AND context = ?2 AND format < ?3");
+    q.Bind(1, KindName(TableKind::kTimer)).Bind(2, context).Bind(3, kFormatVersion);
+    while (q.Step()) names.push_back(q.Text(0));
+  }
+  if (names.empty()) return;  // dropped by another process meanwhile
+  Query(writer, "DELETE FROM wow_checkpoints WHERE context = ?1 AND subscription = ?2")
+      .Bind(1, context)
+      .Bind(2, kTimerSubscriptionName)
+      .Run();
+  for (const std::string& name : names) {
+    writer.Execute("DROP TABLE IF EXISTS " + Quoted(name));
+    Query(writer, "DELETE FROM wow_tables WHERE name = ?1").Bind(1, name).Run();
+    writer.known_tables().erase(name);
+  }
 }
 
 bool Schema::TableExists(Connection& connection, const std::string& name) {

@@ -92,10 +92,17 @@ class Schema {
 
   // In a write transaction on the writer: creates the aggregate table `kind`/`context`/`aggregate`
   // with its indexes and records it in the registry, unless it exists. Throws
-  // Error(kFailedPrecondition) when the registry records it in another format (a timer table of
-  // another format is dropped and created anew instead: the log rebuilds it).
+  // Error(kFailedPrecondition) when the registry records it in another format.
   void EnsureTable(Connection& writer, TableKind kind, const std::string& context,
                    const std::string& aggregate);
+  // Whether `context` has a timer table recorded in a format before this build's (read with
+  // `connection`).
+  bool HasEarlierTimerTables(Connection& connection, const std::string& context);
+  // In a write transaction on the writer: deletes the timer checkpoints of `context`, then drops
+  // its timer tables of an earlier format with their records, so that the timer subscription
+  // (which reads its checkpoints after the timer store is open) puts their timers again from the
+  // log's start: the timers are a view of the log.
+  void DropEarlierTimerTables(Connection& writer, const std::string& context);
   // Whether the table exists, looked up in the registry with `connection`: committed, or, on the
   // writer, written by its open transaction (forgotten again if that rolls back).
   bool TableExists(Connection& connection, const std::string& name);

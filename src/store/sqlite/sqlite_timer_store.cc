@@ -54,6 +54,12 @@ class SqliteTimerStore final : public TimerStore {
     if (!recorded) {
       db_->Write([&](Connection& w) { db_->ClaimPartitionCount(w, context_, partitions_); });
     }
+    // Timer tables of an earlier format go now, before the timer subscription reads its
+    // checkpoints; a read-only database keeps them (and refuses to write them).
+    if (!db_->options().read_only &&
+        db_->Read([&](Connection& r) { return db_->HasEarlierTimerTables(r, context_); })) {
+      db_->Write([&](Connection& w) { db_->DropEarlierTimerTables(w, context_); });
+    }
   }
 
   bool Put(const Timer& timer) override {
