@@ -122,6 +122,29 @@ TEST(TimerCommands, EachSettleChangeAppliesOnlyToTheTimerAsLoaded) {
   EXPECT_FALSE(op(TimerChange::Kind::kDone).update) << "a delete";
 }
 
+TEST(TimerCommands, ARebuildOfAnEarlierFormatIsClaimedUnlessAnotherNodesClaimIsFresh) {
+  const FindCommand earlier = EarlierTimerFormatsQuery("shop");
+  EXPECT_EQ(earlier.collection, "wow_collections");
+  EXPECT_EQ(Json(earlier.filter),
+            Canonical(R"({"kind": "timer", "context": "shop",
+                          "format": {"$lt": {"$numberLong": "5"}}})"));
+  const UpdateCommand claim = ClaimTimerRebuildCommand("wow_timer__shop__order", 100'000, 30'000);
+  EXPECT_FALSE(claim.upsert);
+  EXPECT_EQ(Json(claim.filter),
+            Canonical(R"({"_id": "wow_timer__shop__order", "format": {"$lt": {"$numberLong": "5"}},
+                          "$or": [{"rebuild_since": {"$exists": false}},
+                                  {"rebuild_since": {"$lte": {"$numberLong": "70000"}}}]})"));
+  EXPECT_EQ(Json(claim.update),
+            Canonical(R"({"$set": {"rebuild_since": {"$numberLong": "100000"}}})"));
+  EXPECT_EQ(Json(DropCollectionCommand("wow_timer__shop__order")),
+            Canonical(R"({"drop": "wow_timer__shop__order"})"));
+  const DeleteCommand forget = EarlierTimerFormatRecordDelete("wow_timer__shop__order");
+  EXPECT_FALSE(forget.many);
+  EXPECT_EQ(Json(forget.filter),
+            Canonical(R"({"_id": "wow_timer__shop__order",
+                          "format": {"$lt": {"$numberLong": "5"}}})"));
+}
+
 TEST(TimerCommands, AStoredTimerReadsBackAndAnotherLayoutIsDataLoss) {
   Timer t = ATimer();
   t.state = TimerState::kFiring;

@@ -81,14 +81,19 @@ std::optional<AggregateRef> ParseRef(const bson_t& doc, const char* field) {
                       std::string(*id)};
 }
 
+// Appends format: {$lt: kTimerFormat}.
+void AppendEarlierFormat(bson_t* filter) {
+  bson_t format;
+  bson_append_document_begin(filter, "format", -1, &format);
+  AppendInt64(&format, "$lt", kTimerFormat);
+  bson_append_document_end(filter, &format);
+}
+
 // {_id: collection, format: {$lt: kTimerFormat}}.
 Bson EarlierFormatFilter(const std::string& collection) {
   Bson filter = NewBson();
   AppendText(filter.get(), "_id", collection);
-  bson_t format;
-  bson_append_document_begin(filter.get(), "format", -1, &format);
-  AppendInt64(&format, "$lt", kTimerFormat);
-  bson_append_document_end(filter.get(), &format);
+  AppendEarlierFormat(filter.get());
   return filter;
 }
 
@@ -206,10 +211,7 @@ FindCommand EarlierTimerFormatsQuery(const std::string& context) {
   query.filter = NewBson();
   AppendText(query.filter.get(), "kind", "timer");
   AppendText(query.filter.get(), "context", context);
-  bson_t format;
-  bson_append_document_begin(query.filter.get(), "format", -1, &format);
-  AppendInt64(&format, "$lt", kTimerFormat);
-  bson_append_document_end(query.filter.get(), &format);
+  AppendEarlierFormat(query.filter.get());
   query.sort = BsonFromJson(R"({"_id": 1})");
   return query;
 }
