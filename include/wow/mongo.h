@@ -89,8 +89,12 @@ std::unique_ptr<EventLog> NewMongoEventLog(std::shared_ptr<MongoDeployment> depl
 // collection), the due and parked reads one aggregation over the registry. Keys, ids and bodies
 // must be UTF-8 without NUL bytes (Error(kInvalidArgument) otherwise). Settle throws Error when
 // a bulk write fails; the changes it applied before stay applied (each applies at most once, on
-// the timer as it was loaded), so the caller reloads the timers and decides again. Throws
-// Error(kInvalidArgument) for a malformed context or partition count.
+// the timer as it was loaded), so the caller reloads the timers and decides again. Opening it
+// reads the registry, and drops the context's timer collections of an earlier format with its
+// wow.timers checkpoints (kTimerSubscriptionName: the timer subscription, started after, puts
+// them again from the log), waiting for another node that drops them at most 60 s. Throws
+// Error(kInvalidArgument) for a malformed context or partition count, and the deployment's
+// Error (kUnavailable: unreachable, or another node's drop lasting longer) when that read fails.
 std::unique_ptr<TimerStore> NewMongoTimerStore(std::shared_ptr<MongoDeployment> deployment,
                                                std::string context, int partitions);
 

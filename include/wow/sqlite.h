@@ -118,7 +118,10 @@ std::unique_ptr<ReservationStore> NewSqliteReservationStore(std::shared_ptr<Sqli
 
 // The timers of `context` in `db`, whose log has `partitions` partitions. Records the context's
 // partition count when the file has none yet; throws Error(kFailedPrecondition), naming both
-// counts and changing nothing, when the context was created with another.
+// counts and changing nothing, when the context was created with another. Unless `db` is
+// read-only, drops the context's timer tables of an earlier format with its wow.timers
+// checkpoints (kTimerSubscriptionName), in one transaction: the timer subscription, started
+// after, puts their timers again from the log.
 // Throws Error(kInvalidArgument) for a malformed context, partitions outside 1..kMaxPartitions or a
 // null db.
 std::unique_ptr<TimerStore> NewSqliteTimerStore(std::shared_ptr<SqliteDatabase> db,
