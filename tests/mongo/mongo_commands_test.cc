@@ -103,6 +103,19 @@ TEST(FormatRecords, AreWrittenOnceAndShardedByTheLayoutsKey) {
             R"({ "$numberInt" : "1" }, "key" : "hashed" } })");
 }
 
+TEST(MongoCollections, ANewCollectionIsSplitOnePartitionAChunkAndSpreadRoundTheShards) {
+  EXPECT_EQ(Json(SplitChunkCommand("db", "wow_timer__shop__order", 3)),
+            R"({ "split" : "db.wow_timer__shop__order", "middle" : { "partition" : )"
+            R"({ "$numberLong" : "3" } } })");
+  EXPECT_EQ(Json(ListShardsCommand()), R"({ "listShards" : { "$numberInt" : "1" } })");
+  EXPECT_EQ(Json(MoveChunkCommand("db", "wow_timer__shop__order", 2, "shard-b")),
+            R"({ "moveChunk" : "db.wow_timer__shop__order", "find" : { "partition" : )"
+            R"({ "$numberLong" : "2" } }, "to" : "shard-b" })");
+  EXPECT_EQ(ShardsOfPartitions({"a", "b"}, 5),
+            (std::vector<std::string>{"a", "b", "a", "b", "a"}));
+  EXPECT_TRUE(ShardsOfPartitions({}, 5).empty());
+}
+
 TEST(MongoErrors, AreMappedByDomainAndCode) {
   using Kind = MongoFailure::Kind;
   const Bson dup = BsonFromJson(R"({"writeErrors": [{"code": 11000, "keyPattern": {"_id": 1}}]})");

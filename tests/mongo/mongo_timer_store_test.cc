@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "support/mongo_test_deployment.h"
@@ -225,6 +227,39 @@ TEST_F(MongoTimerFormatTest, ACollectionOfALaterFormatIsRefusedNotDropped) {
     EXPECT_NE(std::string(e.what()).find("format 6"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(store_->Find(a_.owner, a_.key).has_value());
+}
+
+// On a mongos (the test server in mongos mode, of 3 shards), a new timer collection is sharded by
+// {partition: 1}, split into one chunk per partition and chunk p moved to shard p mod 3.
+TEST(MongoTimerStoreOnAMongos, ANewCollectionHasOneChunkPerPartitionSpreadOverTheShards) {
+  if (auto reason = MongoTestServer::Unavailable()) GTEST_SKIP() << *reason;
+  MongoTestServer::Options mongos;
+  mongos.mongos_shards = 3;
+  MongoTestServer server(mongos);
+  MongoOptions options;
+  options.database = "sharded_" + NewId().substr(20);
+  auto deployment = OpenMongoDeployment(server.uri(), options);
+  EXPECT_TRUE(Describe(*deployment).mongos);
+  auto timers = NewMongoTimerStore(deployment, "shop", kPartitions);
+  const Timer timer = TimerOf("order", "a", 100);
+  ASSERT_TRUE(timers->Put(timer));
+  EXPECT_EQ(timers->Due({0, 1, 2, 3}, 1000, 10).size(), 1u);
+  const nlohmann::json reply = nlohmann::json::parse(testing_support::RunMongoCommand(
+      server.uri(),
+      R"({"find": "chunks", "filter": {"ns": ")" + options.database +
+          R"(.wow_timer__shop__order"}})",
+      "config"));
+  std::map<std::string, std::string> shard_of;  // a chunk's first partition -> its shard
+  for (const nlohmann::json& chunk : reply["cursor"]["firstBatch"]) {
+    const nlohmann::json& min = chunk["min"]["partition"];
+    shard_of[min.is_object() ? "MinKey" : min.dump()] = chunk["shard"];
+  }
+  EXPECT_EQ(shard_of, (std::map<std::string, std::string>{
+                          {"MinKey", "shard0"}, {"1", "shard1"}, {"2", "shard2"}, {"3", "shard0"}}))
+      << reply.dump();
+  // A store opened again finds it sharded: nothing is split twice.
+  ASSERT_TRUE(NewMongoTimerStore(OpenMongoDeployment(server.uri(), options), "shop", kPartitions)
+                  ->Put(TimerOf("order", "b", 200)));
 }
 
 }  // namespace

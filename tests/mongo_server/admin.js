@@ -17,7 +17,7 @@ const ELECTION_ID = new ObjectId("7fffffff0000000000000001");
 // when ctx.setName is null: no replica-set fields), wire versions 6 to 17 (MongoDB 6.0), no
 // topologyVersion (so drivers poll instead of streaming), no compression.
 function hello(ctx, legacy) {
-  const replicaSet = ctx.setName === null ? {} : {
+  const replicaSet = ctx.mongos ? { msg: "isdbgrid" } : ctx.setName === null ? {} : {
     setName: ctx.setName,
     setVersion: 1,
     electionId: ELECTION_ID,

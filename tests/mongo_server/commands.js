@@ -7,12 +7,14 @@
 
 const admin = require("./admin");
 const reads = require("./reads");
+const sharding = require("./sharding");
 const writes = require("./writes");
 const { RETRYABLE_WRITE_CODES, ServerError, codeName, errorReply } = require("./errors");
 const { toNumber } = require("./bson_values");
 
 const HANDLERS = {
   ...admin.handlers,
+  ...sharding.handlers,
   find: reads.find,
   aggregate: reads.aggregate,
   count: reads.count,

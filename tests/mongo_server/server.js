@@ -4,7 +4,8 @@
 // its data in memory and takes its query, update and aggregation semantics from mingo (see
 // README.md for what it implements and what it does not).
 //
-//   node tests/mongo_server/server.js --port PORT [--interleave SEED] [--set-name NAME | --standalone]
+//   node tests/mongo_server/server.js --port PORT [--interleave SEED]
+//     [--set-name NAME | --standalone | --mongos SHARDS]
 //
 // Binds 127.0.0.1 only; `--port 0` picks a free port. Prints one line when it listens
 // ("mongo test server (test double) listening on 127.0.0.1:PORT"), one log line per command on
@@ -46,10 +47,10 @@ function summary(command) {
   return text.length > 300 ? `${text.slice(0, 300)}...` : text;
 }
 
-// startServer({port, interleave, setName, log}): starts listening on 127.0.0.1 (setName null: a
-// standalone server, which reports no replica set); resolves to
+// startServer({port, interleave, setName, mongos, log}): starts listening on 127.0.0.1 (setName null: a
+// standalone server, which reports no replica set; mongos {shards}: a mongos); resolves to
 // {address, port, close()} once it listens. `log(line)` receives one line per command.
-function startServer({ port = 0, interleave = null, setName = "rs0", log = () => {} } = {}) {
+function startServer({ port = 0, interleave = null, setName = "rs0", mongos = null, log = () => {} } = {}) {
   const state = {
     storage: new Storage(),
     cursors: new Cursors(),
@@ -57,7 +58,8 @@ function startServer({ port = 0, interleave = null, setName = "rs0", log = () =>
     commandCounts: new Map(), // command name -> how many were received, for wowCommandCounts
     retryable: new RetryableWrites(),
     yieldPoint: interleave === null ? async () => {} : seededYield(interleave),
-    setName,
+    setName: mongos === null ? setName : null,
+    mongos, // {shards}: answer as a mongos (sharding.js), or null
     address: null,
   };
   let connections = 0;
@@ -133,12 +135,13 @@ async function serve(ctx, socket, buffer, log) {
 }
 
 function parseArguments(argv) {
-  const options = { port: null, interleave: null, setName: "rs0" };
+  const options = { port: null, interleave: null, setName: "rs0", mongos: null };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
     if (argv[i] === "--port") options.port = Number(value);
     else if (argv[i] === "--interleave") options.interleave = Number(value);
     else if (argv[i] === "--set-name") options.setName = value;
+    else if (argv[i] === "--mongos") options.mongos = { shards: Number(value) };
     else if (argv[i] === "--standalone") {
       options.setName = null;
       continue;
@@ -147,6 +150,7 @@ function parseArguments(argv) {
   }
   if (!Number.isInteger(options.port) || options.port < 0) throw new Error("--port PORT is required (0 picks a free port)");
   if (options.interleave !== null && !Number.isInteger(options.interleave)) throw new Error("--interleave takes an integer seed");
+  if (options.mongos !== null && !(Number.isInteger(options.mongos.shards) && options.mongos.shards > 0)) throw new Error("--mongos takes a number of shards");
   return options;
 }
 
@@ -155,13 +159,13 @@ async function main() {
   try {
     options = parseArguments(process.argv.slice(2));
   } catch (error) {
-    console.error(`${error.message}\nusage: node server.js --port PORT [--interleave SEED] [--set-name NAME | --standalone]`);
+    console.error(`${error.message}\nusage: node server.js --port PORT [--interleave SEED] [--set-name NAME | --standalone | --mongos SHARDS]`);
     process.exit(2);
   }
   const log = (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   const server = await startServer({ ...options, log });
   const mode = options.interleave === null ? "" : ` (interleaving, seed ${options.interleave})`;
-  console.log(`mongo test server (test double) listening on ${server.address} ${options.setName === null ? "standalone" : `replicaSet=${options.setName}`}${mode}`);
+  console.log(`mongo test server (test double) listening on ${server.address} ${options.mongos !== null ? `mongos of ${options.mongos.shards} shards` : options.setName === null ? "standalone" : `replicaSet=${options.setName}`}${mode}`);
   const stop = (signal) => {
     log(`${signal}: stopping`);
     server.close().then(() => process.exit(0));

@@ -91,6 +91,11 @@ MongoTestServer::MongoTestServer(Options options)
     args.push_back("--standalone");
     set_name_.clear();
   }
+  if (options.mongos_shards) {
+    args.push_back("--mongos");
+    args.push_back(std::to_string(*options.mongos_shards));
+    set_name_.clear();
+  }
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -25,6 +25,9 @@ class MongoTestServer {
     std::optional<std::uint32_t> interleave_seed;
     // A standalone server (`--standalone`): hello reports no replica set.
     bool standalone = false;
+    // A mongos of this many shards (`--mongos N`, sharding.js), or none: hello answers as a
+    // mongos, and the sharding commands keep config.chunks.
+    std::optional<int> mongos_shards;
   };
 
   // Why the test server cannot run here ("node" not on PATH, or its npm packages not installed

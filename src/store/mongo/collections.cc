@@ -1,5 +1,7 @@
 #include "store/mongo/collections.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "wow/error.h"
@@ -42,6 +44,38 @@ Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& s
   AppendText(command.get(), "shardCollection", database + "." + spec.name);
   AppendDocument(command.get(), "key", *spec.shard_key);
   return command;
+}
+
+Bson SplitChunkCommand(const std::string& database, const std::string& collection, int partition) {
+  Bson command = NewBson();
+  AppendText(command.get(), "split", database + "." + collection);
+  bson_t middle;
+  bson_append_document_begin(command.get(), "middle", -1, &middle);
+  AppendInt64(&middle, "partition", partition);
+  bson_append_document_end(command.get(), &middle);
+  return command;
+}
+
+Bson ListShardsCommand() { return BsonFromJson(R"({"listShards": 1})"); }
+
+Bson MoveChunkCommand(const std::string& database, const std::string& collection, int partition,
+                      const std::string& shard) {
+  Bson command = NewBson();
+  AppendText(command.get(), "moveChunk", database + "." + collection);
+  bson_t find;
+  bson_append_document_begin(command.get(), "find", -1, &find);
+  AppendInt64(&find, "partition", partition);
+  bson_append_document_end(command.get(), &find);
+  AppendText(command.get(), "to", shard);
+  return command;
+}
+
+std::vector<std::string> ShardsOfPartitions(const std::vector<std::string>& shards,
+                                            int partitions) {
+  std::vector<std::string> placed;
+  if (shards.empty()) return placed;
+  for (int p = 0; p < partitions; ++p) placed.push_back(shards[p % shards.size()]);
+  return placed;
 }
 
 std::optional<std::pair<std::string, std::string>> ContextAndAggregateOf(std::string_view name,
@@ -116,10 +150,43 @@ void Collections::Create(const CollectionSpec& spec) {
     if (sharded.failure && sharded.failure->code != kAlreadyInitialized) {
       throw ToError(*sharded.failure, "sharding collection " + spec.name);
     }
+    if (!sharded.failure) SpreadChunks(spec);  // the node that sharded it
   }
   // An upsert on the _id alone: of two nodes recording at once, the server retries the loser as
   // an update, which $setOnInsert leaves as the winner wrote it. The caller reads it back.
   executor_.Update(FormatRecordUpsert(spec), what);
+}
+
+void Collections::SpreadChunks(const CollectionSpec& spec) {
+  if (spec.partitions < 2) return;
+  const std::string& database = executor_.database();
+  try {
+    for (int p = 1; p < spec.partitions; ++p) {
+      executor_.RunAdminCommand(*SplitChunkCommand(database, spec.name, p),
+                                "splitting " + spec.name + " at partition " + std::to_string(p));
+    }
+    const Bson listed = executor_.RunAdminCommand(*ListShardsCommand(), "listing the shards");
+    std::vector<std::string> shards;
+    bson_t list;
+    bson_iter_t it;
+    if (FindDocument(*listed, "shards", &list) && bson_iter_init(&it, &list)) {
+      while (bson_iter_next(&it)) {
+        bson_iter_t shard;
+        if (BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &shard) &&
+            bson_iter_find(&shard, "_id") && BSON_ITER_HOLDS_UTF8(&shard)) {
+          shards.emplace_back(bson_iter_utf8(&shard, nullptr));
+        }
+      }
+    }
+    const std::vector<std::string> placed = ShardsOfPartitions(shards, spec.partitions);
+    for (int p = 0; p < static_cast<int>(placed.size()); ++p) {
+      executor_.RunAdminCommand(
+          *MoveChunkCommand(database, spec.name, p, placed[static_cast<std::size_t>(p)]),
+          "moving the chunk of partition " + std::to_string(p) + " of " + spec.name);
+    }
+  } catch (const Error& e) {
+    spdlog::warn("{}; the chunks are left to the balancer", e.what());
+  }
 }
 
 void Collections::Ensure(const CollectionSpec& spec) {

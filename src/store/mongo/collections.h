@@ -30,6 +30,9 @@ struct CollectionSpec {
   std::string aggregate;
   int format = 0;
   Bson shard_key;  // the shard key on a sharded cluster; null: never sharded
+  // A collection sharded by {partition: 1}: the partition count, for one chunk per partition
+  // spread over the shards when it is created; 0: the chunks are left to the cluster.
+  int partitions = 0;
 };
 
 // The command builders (pure): the record's lookup, its insert-once upsert ($setOnInsert, so two
@@ -38,6 +41,15 @@ FindCommand FormatRecordQuery(const std::string& name);
 UpdateCommand FormatRecordUpsert(const CollectionSpec& spec);
 Bson CreateCollectionCommand(const std::string& name);
 Bson ShardCollectionCommand(const std::string& database, const CollectionSpec& spec);
+// A new collection's chunks, one per partition (for the admin database): `split` at
+// {partition: p}, `listShards`, and `moveChunk` of the chunk of {partition: p} to `shard`.
+Bson SplitChunkCommand(const std::string& database, const std::string& collection, int partition);
+Bson ListShardsCommand();
+Bson MoveChunkCommand(const std::string& database, const std::string& collection, int partition,
+                      const std::string& shard);
+// The shard each partition's chunk goes to: shard p mod the count, in listShards' order.
+std::vector<std::string> ShardsOfPartitions(const std::vector<std::string>& shards,
+                                            int partitions);
 // The context and the aggregate type a collection named `<prefix><context>__<aggregate>` is of
 // (type names hold no '_', so the split is unambiguous); nullopt for a name not of that form.
 std::optional<std::pair<std::string, std::string>> ContextAndAggregateOf(std::string_view name,
@@ -74,6 +86,11 @@ class Collections {
   // when the record is of another kind, context or aggregate.
   int RecordedFormat(const CollectionSpec& spec);
   void Create(const CollectionSpec& spec);
+  // Splits a collection just sharded into one chunk per partition and moves chunk p to shard p
+  // mod the shard count, while it is empty and the moves cost nothing. A command the cluster
+  // refuses is logged and ends the spreading (the balancer spreads the chunks in its own time):
+  // where chunks lie changes no outcome.
+  void SpreadChunks(const CollectionSpec& spec);
 
   const Executor& executor_;
   const MongoOptions::Ddl ddl_;

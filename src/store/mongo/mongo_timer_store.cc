@@ -216,7 +216,8 @@ class MongoTimerStore final : public TimerStore {
       if (ensured_.contains(name)) return;
     }
     deployment_->collections().Ensure(
-        {name, "timer", context_, aggregate, mongo::kTimerFormat, mongo::TimerShardKey()});
+        {name, "timer", context_, aggregate, mongo::kTimerFormat, mongo::TimerShardKey(),
+         partitions_});
     executor().RunCommand(*mongo::TimerIndexesCommand(name), true,
                           "creating the indexes of " + name);
     std::lock_guard lock(mutex_);

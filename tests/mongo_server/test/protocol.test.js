@@ -150,3 +150,28 @@ test("listCollections, listIndexes, create, drop and dropDatabase", () =>
     assert.equal((await client.command("db", { dropDatabase: 1 })).ok, 1);
     assert.equal((await client.command("db", { count: "b" })).n, 0);
   }));
+
+test("as a mongos: hello says isdbgrid; shardCollection, split, listShards and moveChunk keep config.chunks", () =>
+  withServer(async (client) => {
+    const hello = await client.command("admin", { hello: 1 });
+    assert.equal(hello.msg, "isdbgrid");
+    assert.equal(hello.setName, undefined);
+    await client.command("admin", { shardCollection: "db.t", key: { partition: 1 } });
+    for (const partition of [1, 2, 3]) await client.command("admin", { split: "db.t", middle: { partition } });
+    const shards = (await client.command("admin", { listShards: 1 })).shards.map((s) => s._id);
+    assert.deepEqual(shards, ["shard0", "shard1"]);
+    await client.command("admin", { moveChunk: "db.t", find: { partition: 3 }, to: "shard1" });
+    await client.command("admin", { moveChunk: "db.t", find: { partition: 1 }, to: "shard1" });
+    const chunks = (await client.command("config", { find: "chunks", filter: { ns: "db.t" } })).cursor.firstBatch;
+    const byMin = Object.fromEntries(chunks.map((c) => [String(c.min.partition?._bsontype === "MinKey" ? "min" : c.min.partition), c.shard]));
+    assert.deepEqual(byMin, { min: "shard0", 1: "shard1", 2: "shard0", 3: "shard1" });
+    const again = await client.command("admin", { split: "db.t", middle: { partition: 2 } });
+    assert.equal(again.ok, 0);
+    const unknown = await client.command("admin", { moveChunk: "db.t", find: { partition: 0 }, to: "shard7" });
+    assert.equal(unknown.code, 70);
+  }, { mongos: { shards: 2 } }));
+
+test("off mongos mode, the sharding commands are unknown, as on a replica set", () =>
+  withServer(async (client) => {
+    assert.equal((await client.command("admin", { shardCollection: "db.t", key: { partition: 1 } })).code, 59);
+  }));
