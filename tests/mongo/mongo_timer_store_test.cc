@@ -118,6 +118,25 @@ TEST_F(MongoTimerStoreTest, ADeleteThatFailsAfterTheUpdatesLeavesTheUpdatesAppli
       << "reloaded and settled again, only the delete applies";
 }
 
+TEST_F(MongoTimerStoreTest, OneSettleAppliesItsChangesInEachOwnerTypesCollection) {
+  const Timer invoice = TimerOf("invoice", "i", 50);
+  ASSERT_TRUE(store_->Put(invoice));
+  const std::string counts = R"({"wowCommandCounts": 1, "reset": true})";
+  testing_support::RunMongoCommand(uri_, counts);
+  EXPECT_EQ(store_->Settle({{TimerChange::Kind::kClaim, a_, 5000},
+                            {TimerChange::Kind::kClaim, invoice, 5000},
+                            {TimerChange::Kind::kDone, b_, 0}}),
+            3);
+  // One bulk write per collection: order's claim and delete, invoice's claim.
+  const nlohmann::json sent =
+      nlohmann::json::parse(testing_support::RunMongoCommand(uri_, counts))["counts"];
+  EXPECT_EQ(sent.value("update", 0), 2) << sent.dump();
+  EXPECT_EQ(sent.value("delete", 0), 1) << sent.dump();
+  EXPECT_EQ(StateOf(a_), TimerState::kFiring);
+  EXPECT_EQ(StateOf(invoice), TimerState::kFiring);
+  EXPECT_FALSE(store_->Find(b_.owner, b_.key).has_value());
+}
+
 TEST_F(MongoTimerStoreTest, ACollectionAnotherNodeRegisteredIsReadByTheNextDueReadAtOnce) {
   EXPECT_EQ(store_->Due({0, 1, 2, 3}, 1000, 10).size(), 2u) << "the registry read: order";
   MongoOptions options;
@@ -227,6 +246,29 @@ TEST_F(MongoTimerFormatTest, ACollectionOfALaterFormatIsRefusedNotDropped) {
     EXPECT_NE(std::string(e.what()).find("format 6"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(store_->Find(a_.owner, a_.key).has_value());
+  try {
+    reopened->Due({0, 1, 2, 3}, 1000, 10);
+    ADD_FAILURE() << "the due read read a collection of a later format";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timer format 6"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(MongoTimerFormatTest, WithDdlNoneAnEarlierFormatIsRefusedAndNothingDropped) {
+  SetRecord(R"({"format": 4})");
+  MongoOptions options;
+  options.database = database_;
+  options.ddl = MongoOptions::Ddl::kNone;
+  try {
+    NewMongoTimerStore(OpenMongoDeployment(uri_, options), "shop", kPartitions);
+    ADD_FAILURE() << "opened with Ddl::kNone over a collection of an earlier format";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Ddl::kAuto"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(log_->Checkpoint(0, "wow.timers"), 5) << "nothing dropped";
+  EXPECT_NE(Record().find("\"format\" : 4"), std::string::npos) << Record();
 }
 
 // On a mongos (the test server in mongos mode, of 3 shards), a new timer collection is sharded by

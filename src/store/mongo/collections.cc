@@ -95,16 +95,26 @@ FindCommand RegistryQuery(const std::string& kind, const std::string& context) {
   query.filter = NewBson();
   AppendText(query.filter.get(), "kind", kind);
   AppendText(query.filter.get(), "context", context);
-  query.projection = BsonFromJson(R"({"_id": 1})");
+  query.projection = BsonFromJson(R"({"_id": 1, "format": 1})");
   return query;
 }
 
 std::vector<std::string> Collections::Registered(const std::string& kind,
-                                                 const std::string& context) const {
+                                                 const std::string& context, int format) const {
   std::vector<std::string> names;
   for (const Bson& record :
        executor_.Find(RegistryQuery(kind, context), "reading the " + kind + " registry")) {
-    if (auto name = FindText(*record, "_id")) names.emplace_back(*name);
+    const auto name = FindText(*record, "_id");
+    if (!name) continue;
+    const auto recorded = FindInteger(*record, "format");
+    if (recorded != format) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "MongoDB: collection " + std::string(*name) + " is recorded in " + kind +
+                      " format " + (recorded ? std::to_string(*recorded) : "(none)") +
+                      "; this build reads format " + std::to_string(format) +
+                      " only; nothing was read");
+    }
+    names.emplace_back(*name);
   }
   std::sort(names.begin(), names.end());
   return names;

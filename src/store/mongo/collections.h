@@ -54,8 +54,8 @@ std::vector<std::string> ShardsOfPartitions(const std::vector<std::string>& shar
 // (type names hold no '_', so the split is unambiguous); nullopt for a name not of that form.
 std::optional<std::pair<std::string, std::string>> ContextAndAggregateOf(std::string_view name,
                                                                          std::string_view prefix);
-// The records of `context`'s collections of `kind` (their _id, the collection's name): a store's
-// registry, which the log's tail and the timers' due read go through.
+// The records of `context`'s collections of `kind` (their _id, the collection's name, and their
+// format): a store's registry, which the log's tail and the timers' due read go through.
 FindCommand RegistryQuery(const std::string& kind, const std::string& context);
 
 class Collections {
@@ -74,9 +74,14 @@ class Collections {
   // after it was dropped.
   void Forget(const std::string& name);
 
-  // The names of `context`'s collections of `kind` recorded now, sorted. Throws the executor's
-  // Error.
-  std::vector<std::string> Registered(const std::string& kind, const std::string& context) const;
+  // The names of `context`'s collections of `kind` recorded now, sorted. Throws
+  // Error(kFailedPrecondition) when one is recorded in another format than `format` (this build
+  // would misread it), and the executor's Error.
+  std::vector<std::string> Registered(const std::string& kind, const std::string& context,
+                                      int format) const;
+
+  // Whether collections, records and indexes are made on first use (Ddl::kAuto), or only checked.
+  MongoOptions::Ddl ddl() const { return ddl_; }
 
   // Whether new collections are sharded (a mongos with Sharding::kAuto).
   bool sharded() const { return shard_; }

@@ -58,7 +58,7 @@ mongo_log::Counter MongoLogLayer::ReadCounter(int partition) {
 }
 
 std::vector<std::string> MongoLogLayer::ReadRegistry() {
-  return collections_.Registered("log", context_);
+  return collections_.Registered("log", context_, kLogFormat);
 }
 
 void MongoLogLayer::Register(const std::string& collection) {

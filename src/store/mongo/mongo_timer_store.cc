@@ -166,6 +166,14 @@ class MongoTimerStore final : public TimerStore {
       const std::vector<Bson> records = executor().Find(
           mongo::EarlierTimerFormatsQuery(context_), "reading the timer collections' formats");
       if (records.empty()) return;
+      if (deployment_->collections().ddl() == MongoOptions::Ddl::kNone) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    "MongoDB: timer collection " +
+                        std::string(mongo::FindText(*records.front(), "_id").value_or("")) +
+                        " is of an earlier format, and the stores were opened with Ddl::kNone, "
+                        "which drops nothing; open them once with Ddl::kAuto to rebuild it from "
+                        "the log");
+      }
       std::string waiting_for;
       for (const Bson& record : records) {
         const std::string name(mongo::FindText(*record, "_id").value_or(""));
@@ -218,8 +226,10 @@ class MongoTimerStore final : public TimerStore {
     deployment_->collections().Ensure(
         {name, "timer", context_, aggregate, mongo::kTimerFormat, mongo::TimerShardKey(),
          partitions_});
-    executor().RunCommand(*mongo::TimerIndexesCommand(name), true,
-                          "creating the indexes of " + name);
+    if (deployment_->collections().ddl() == MongoOptions::Ddl::kAuto) {
+      executor().RunCommand(*mongo::TimerIndexesCommand(name), true,
+                            "creating the indexes of " + name);
+    }
     std::lock_guard lock(mutex_);
     ensured_.insert(name);
   }
@@ -251,7 +261,7 @@ class MongoTimerStore final : public TimerStore {
         timers.push_back(mongo::ParseTimer(*doc, names[static_cast<std::size_t>(*c)]));
       }
       if (counted == static_cast<std::int64_t>(names.size()) || round == 2) return timers;
-      names = deployment_->collections().Registered("timer", context_);
+      names = deployment_->collections().Registered("timer", context_, mongo::kTimerFormat);
       std::lock_guard lock(mutex_);
       registered_ = names;
     }
