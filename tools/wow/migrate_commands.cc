@@ -1,9 +1,10 @@
 // wow migrate-data keys: imports the older version's PrepareKey keys as confirmed reservations,
 // from a mongoexport file or (--from) the collection itself.
 //
-// The main thread reads the export line by line (or the collection document by document), reports bad lines as it meets them, and hands
-// the good ones over in batches; a few worker threads confirm a batch's keys concurrently, so the
-// store commits them together (group commit) instead of one fsync per key. A batch holds each
+// The main thread reads the export line by line (or the collection document by document),
+// reports bad lines as it meets them, and hands the good ones over in batches; a few worker
+// threads confirm a batch's keys concurrently, so the store commits them together (group commit)
+// instead of one fsync per key. A batch holds each
 // key once: a line whose key is already in the batch flushes it first, so the first line of a key
 // is decided before any later one (the later ones are already held, or conflicts). Each batch's
 // conflicts are reported in line order once it is done.
@@ -330,10 +331,9 @@ class Import {
   }
 
   void Flush() {
-    std::vector<Pending>& batch = batch_;
-    ApplyBatch(*store_, scope_, args_.dry_run, now_, batch);
+    ApplyBatch(*store_, scope_, args_.dry_run, now_, batch_);
     std::exception_ptr failure;
-    for (const Pending& item : batch) {
+    for (const Pending& item : batch_) {
       if (item.failure) {
         if (!failure) failure = item.failure;
         continue;
@@ -357,7 +357,7 @@ class Import {
           break;
       }
     }
-    batch.clear();
+    batch_.clear();
     batch_keys_.clear();
     if (failure) {
       // Says what was done before the failure; a second run resumes (the import is idempotent).

@@ -141,6 +141,16 @@ CREATE INDEX IF NOT EXISTS )sql" +
   return {};
 }
 
+// The names of `context`'s timer tables recorded in an earlier format.
+std::vector<std::string> EarlierTimerTables(Connection& connection, const std::string& context) {
+  std::vector<std::string> names;
+  Query q(connection,
+          "SELECT name FROM wow_tables WHERE kind = ?1 AND context = ?2 AND format < ?3");
+  q.Bind(1, KindName(TableKind::kTimer)).Bind(2, context).Bind(3, kFormatVersion);
+  while (q.Step()) names.push_back(q.Text(0));
+  return names;
+}
+
 }  // namespace
 
 Schema::Schema(std::string path, Connection& writer, std::chrono::milliseconds busy_timeout,
@@ -357,19 +367,11 @@ void Schema::EnsureTable(Connection& writer, TableKind kind, const std::string& 
 }
 
 bool Schema::HasEarlierTimerTables(Connection& connection, const std::string& context) {
-  Query q(connection,
-          "SELECT 1 FROM wow_tables WHERE kind = ?1 AND context = ?2 AND format < ?3 LIMIT 1");
-  q.Bind(1, KindName(TableKind::kTimer)).Bind(2, context).Bind(3, kFormatVersion);
-  return q.Step();
+  return !EarlierTimerTables(connection, context).empty();
 }
 
 void Schema::DropEarlierTimerTables(Connection& writer, const std::string& context) {
-  std::vector<std::string> names;
-  {
-    Query q(writer, "SELECT name FROM wow_tables WHERE kind = ?1 AND context = ?2 AND format < ?3");
-    q.Bind(1, KindName(TableKind::kTimer)).Bind(2, context).Bind(3, kFormatVersion);
-    while (q.Step()) names.push_back(q.Text(0));
-  }
+  const std::vector<std::string> names = EarlierTimerTables(writer, context);
   if (names.empty()) return;  // dropped by another process meanwhile
   Query(writer, "DELETE FROM wow_checkpoints WHERE context = ?1 AND subscription = ?2")
       .Bind(1, context)
