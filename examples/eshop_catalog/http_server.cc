@@ -357,7 +357,8 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
-    parser_.reset();
+    // The parser stays: a read still pending on it (a stop while a body arrives) completes with
+    // operation_aborted and reads it; it goes with the session, which that read holds.
   }
 
   HttpServer::Impl& server_;
