@@ -1,4 +1,6 @@
-// The in-memory ReservationStore: the rules of core/reservation_rules.h over a map, one mutex.
+// The in-memory ReservationStore: the rules of core/reservation_rules.h over a map of scopes, each
+// a map of its keys in order, under one mutex. A lookup compares the scope a few times and then
+// only keys, and copies neither.
 #include <map>
 #include <mutex>
 
@@ -42,8 +44,10 @@ class MemoryReservationStore final : public ReservationStore {
   std::optional<Reservation> Find(const ReservationScope& scope, const std::string& key) override {
     ValidateReservationKey(scope, key);
     std::lock_guard lock(mutex_);
-    auto it = keys_.find({scope, key});
-    if (it == keys_.end()) return std::nullopt;
+    const Keys* keys = KeysOf(scope);
+    if (keys == nullptr) return std::nullopt;
+    auto it = keys->find(key);
+    if (it == keys->end()) return std::nullopt;
     return it->second;
   }
 
@@ -53,31 +57,46 @@ class MemoryReservationStore final : public ReservationStore {
     Require(limit > 0, [&] { return "list limit must be positive, got " + std::to_string(limit); });
     std::lock_guard lock(mutex_);
     std::vector<Reservation> page;
-    for (auto it = keys_.upper_bound({scope, after_key});
-         it != keys_.end() && it->first.first == scope && static_cast<int>(page.size()) < limit;
-         ++it) {
+    const Keys* keys = KeysOf(scope);
+    if (keys == nullptr) return page;
+    for (auto it = keys->upper_bound(after_key);
+         it != keys->end() && static_cast<int>(page.size()) < limit; ++it) {
       page.push_back(it->second);
     }
     return page;
   }
 
  private:
+  using Keys = std::map<std::string, Reservation, std::less<>>;
+
+  // The keys of `scope`, or null when it has none. REQUIRES: mutex_ is held.
+  const Keys* KeysOf(const ReservationScope& scope) const {
+    auto it = scopes_.find(scope);
+    return it == scopes_.end() ? nullptr : &it->second;
+  }
+
   // Applies `op` to the key's reservation under the lock, by the one copy of the rules.
   bool Apply(const ReservationScope& scope, const std::string& key, const core::ReservationOp& op) {
     std::lock_guard lock(mutex_);
-    auto it = keys_.find({scope, key});
+    auto in_scope = scopes_.find(scope);
     std::optional<Reservation> current;
-    if (it != keys_.end()) current = it->second;
+    Keys::iterator it;
+    if (in_scope != scopes_.end()) {
+      it = in_scope->second.find(key);
+      if (it != in_scope->second.end()) current = it->second;
+    }
     core::ReservationOutcome outcome =
         core::ApplyReservationRule(current, key, op, clock_->NowMillis());
     switch (outcome.write) {
       case core::ReservationOutcome::Write::kNone:
         break;
       case core::ReservationOutcome::Write::kStore:
-        keys_.insert_or_assign({scope, key}, std::move(outcome.stored));
+        if (in_scope == scopes_.end()) in_scope = scopes_.try_emplace(scope).first;
+        in_scope->second.insert_or_assign(key, std::move(outcome.stored));
         break;
-      case core::ReservationOutcome::Write::kDelete:
-        keys_.erase(it);
+      case core::ReservationOutcome::Write::kDelete:  // only of a stored reservation
+        in_scope->second.erase(it);
+        if (in_scope->second.empty()) scopes_.erase(in_scope);
         break;
     }
     return outcome.answer;
@@ -85,7 +104,7 @@ class MemoryReservationStore final : public ReservationStore {
 
   const std::shared_ptr<const Clock> clock_;
   std::mutex mutex_;
-  std::map<std::pair<ReservationScope, std::string>, Reservation> keys_;
+  std::map<ReservationScope, Keys> scopes_;  // a scope without keys is erased
 };
 
 }  // namespace
