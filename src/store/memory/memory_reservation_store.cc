@@ -1,6 +1,6 @@
 // The in-memory ReservationStore: the rules of core/reservation_rules.h over a map of scopes, each
 // a map of its keys in order, under one mutex. A lookup compares the scope a few times and then
-// only keys, and copies neither.
+// only keys, without copying the scope or the key.
 #include <map>
 #include <mutex>
 
