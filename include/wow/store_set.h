@@ -71,8 +71,9 @@ class StoreSet {
  public:
   // What a store set is made of. `appends_confirm_keys`: every append to `log` confirms and
   // releases its stream's keys in `reservations` within the append's own transaction, checking
-  // the attempt still holds them (a SQLite log and reservation store on one file). Then the
-  // processor skips its own confirmation and no reservation subscription is needed.
+  // the attempt still holds them (a SQLite log and reservation store on one file; the memory
+  // log and reservation store of memory:). Then the processor skips its own confirmation and no
+  // reservation subscription is needed.
   struct Parts {
     std::string uri;
     std::string context;
@@ -107,8 +108,9 @@ class StoreSet {
   std::vector<StoreMetric> Metrics() const;
 
   // This set with some stores replaced by wrappers of them (a null argument keeps this set's):
-  // for fault injection and metering. A log wrapper must pass appends through to this set's log
-  // for appends_confirm_keys to stay true; it is kept.
+  // for fault injection and metering. appends_confirm_keys is kept: a log wrapper must pass
+  // appends through to this set's log, and a reservation store must wrap this set's, for it to
+  // stay true.
   StoreSet With(std::shared_ptr<EventLog> log, std::shared_ptr<ReservationStore> reservations,
                 std::shared_ptr<TimerStore> timers = nullptr) const;
 

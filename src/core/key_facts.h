@@ -1,10 +1,13 @@
 // Applying a committed stream's key facts: the eager path after an append (CommandProcessor), the
-// reservation subscription and the SQLite log's own append transaction share it, so all agree.
+// reservation subscription and the logs whose appends confirm their keys (SQLite's transaction,
+// the memory log's append) share it, so all agree.
 #pragma once
 
 #include <string>
 
+#include "core/reservation_rules.h"
 #include "wow/decide_scope.h"
+#include "wow/incidents.h"
 #include "wow/reservation_store.h"
 #include "wow/stream.h"
 
@@ -30,6 +33,40 @@ int VisitKeyFacts(const Stream& stream, Confirm&& confirm, Release&& release) {
     release(DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy), fact.key);
   }
   return lost;
+}
+
+// The check before an append that confirms its keys itself (StoreSet::appends_confirm_keys):
+// whether `stream` may be appended, because each key it reserved is still its attempt's own
+// (core::HeldByAttempt of `find(scope, key)`, the key's std::optional<Reservation> as stored).
+// A stream no decision made (no attempt) is not checked. Throws what `find` throws.
+template <typename Find>
+bool AttemptHoldsItsKeys(const Stream& stream, Find&& find) {
+  if (stream.attempt.empty()) return true;
+  for (const KeyFact& fact : stream.reserved) {
+    const ReservationScope scope = DecideScope::ScopeOf(stream.ref, fact.ns, fact.tenancy);
+    if (!HeldByAttempt(find(scope, fact.key), stream.ref, stream.attempt)) return false;
+  }
+  return true;
+}
+
+// Within the append of `stream` that AttemptHoldsItsKeys allowed: confirms each key it reserved
+// and releases each key it released, at its version, by `apply(scope, key, op)` (the rule's
+// answer). A confirmation another owner's reservation refuses (a stream with no attempt) is a key
+// incident, reported with the holder `find(scope, key)` reads. Throws what the actions throw.
+template <typename Apply, typename Find>
+void ApplyKeyFactsInAppend(const Stream& stream, Apply&& apply, Find&& find) {
+  VisitKeyFacts(
+      stream,
+      [&](const ReservationScope& scope, const std::string& key) {
+        if (apply(scope, key, ReservationOp::Confirm(stream.ref, stream.version))) return true;
+        const std::optional<Reservation> holder = find(scope, key);
+        ReportKeyIncident({scope, key, stream.ref, stream.version,
+                           holder ? std::optional(holder->owner) : std::nullopt});
+        return false;
+      },
+      [&](const ReservationScope& scope, const std::string& key) {
+        return apply(scope, key, ReservationOp::Release(stream.ref, stream.version));
+      });
 }
 
 // Where a stream's key facts come from.

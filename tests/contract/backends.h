@@ -61,6 +61,15 @@ struct Backend {
   // The share, in percent, of the suites' heaviest loads (the concurrent appends) this backend
   // runs: the MongoDB test server, a test double in one Node.js process, runs a tenth.
   int load_percent = 100;
+  // A log of `context` (not yet created) and a reservation store whose appends confirm and
+  // release their streams' keys in it within the append (StoreSet::appends_confirm_keys). Unset:
+  // the backend has no such pair.
+  struct KeyConfirmingLog {
+    std::shared_ptr<EventLog> log;
+    std::shared_ptr<ReservationStore> reservations;
+  };
+  std::function<KeyConfirmingLog(const BackendEnv&, const std::string& context)>
+      key_confirming_log;
 };
 
 inline std::ostream& operator<<(std::ostream& out, const Backend& backend) {
@@ -133,6 +142,22 @@ class ReadModelStoreContract : public ContractTest<ReadModelStore> {
   }
   std::unique_ptr<EventLog> log_;
   std::unique_ptr<ReadModelStore> rows_;
+};
+
+// The suite of a log whose appends confirm their keys (key_confirming_log_contract.cc).
+class KeyConfirmingLogContract : public ContractTest<EventLog> {
+ protected:
+  static constexpr const char* kContext = "shop";
+  static constexpr int kPartitions = 4;
+  void SetUp() override {
+    Backend::KeyConfirmingLog stores = GetParam().key_confirming_log(env(), kContext);
+    if (!stores.log) GTEST_SKIP() << GetParam().name << " is not configured";
+    log_ = std::move(stores.log);
+    reservations_ = std::move(stores.reservations);
+    log_->Create(kPartitions);
+  }
+  std::shared_ptr<EventLog> log_;
+  std::shared_ptr<ReservationStore> reservations_;
 };
 
 }  // namespace wow::contract

@@ -1,5 +1,6 @@
 // The contract suites over the in-memory stores.
 #include "contract/backends.h"
+#include "store/memory/memory_stores.h"
 #include "wow/store_wrappers.h"
 
 namespace wow::contract {
@@ -19,6 +20,11 @@ Backend MemoryBackend() {
         return Backend::ReadModels{NewMemoryEventLog(context, env.clock),
                                    NewMemoryReadModelStore()};
       },
+      /*load_percent=*/100,
+      [](const BackendEnv& env, const std::string& context) {
+        memory::LogAndReservations stores = memory::NewLogAndReservations(context, env.clock);
+        return Backend::KeyConfirmingLog{std::move(stores.log), std::move(stores.reservations)};
+      },
   };
 }
 
@@ -36,6 +42,8 @@ Backend WrappedMemoryBackend() {
 INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreContract, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, ReservationStoreModel, ::testing::Values(MemoryBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Memory, KeyConfirmingLogContract, ::testing::Values(MemoryBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Memory, EventLogContract, ::testing::Values(MemoryBackend()),
                          BackendName());

@@ -40,6 +40,7 @@ Backend MongoBackend(std::string name, std::function<std::optional<std::string>(
                 NewMongoReadModelStore(deployment, context)};
       },
       load_percent,
+      nullptr,  // MongoDB's appends leave the keys to the processor and the subscription
   };
 }
 

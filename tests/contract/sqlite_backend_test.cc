@@ -29,6 +29,12 @@ Backend SqliteBackend() {
         return Backend::ReadModels{NewSqliteEventLog(db, context, env.clock),
                                    NewSqliteReadModelStore(db, context)};
       },
+      /*load_percent=*/100,
+      [](const BackendEnv& env, const std::string& context) {
+        std::shared_ptr<SqliteDatabase> db = OpenIn(env);
+        return Backend::KeyConfirmingLog{NewSqliteEventLog(db, context, env.clock),
+                                         NewSqliteReservationStore(db, env.clock)};
+      },
   };
 }
 
@@ -45,6 +51,12 @@ Backend SqliteEarlierReservationTablesBackend() {
     }
     return NewSqliteReservationStore(db, env.clock);
   };
+  backend.key_confirming_log = [](const BackendEnv& env, const std::string& context) {
+    std::shared_ptr<SqliteDatabase> db = OpenIn(env);
+    sqlite_test::CreateEarlierReservationTable(env.dir->File("wow.db"), context, "brand");
+    return Backend::KeyConfirmingLog{NewSqliteEventLog(db, context, env.clock),
+                                     NewSqliteReservationStore(db, env.clock)};
+  };
   return backend;
 }
 
@@ -53,6 +65,10 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreContract,
                                            SqliteEarlierReservationTablesBackend()),
                          BackendName());
 INSTANTIATE_TEST_SUITE_P(Sqlite, ReservationStoreModel,
+                         ::testing::Values(SqliteBackend(),
+                                           SqliteEarlierReservationTablesBackend()),
+                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Sqlite, KeyConfirmingLogContract,
                          ::testing::Values(SqliteBackend(),
                                            SqliteEarlierReservationTablesBackend()),
                          BackendName());

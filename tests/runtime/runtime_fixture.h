@@ -16,6 +16,7 @@
 #include "support/mongo_test_deployment.h"
 #endif
 #include "wow/command_processor.h"
+#include "wow/read_model.h"
 #include "wow/store_set.h"
 #include "wow/subscription.h"
 #include "wow/timer_store.h"
@@ -34,8 +35,13 @@ struct Stores {
 struct RuntimeBackend {
   std::string name;
   std::function<std::string(const testing_support::TempDir& dir)> uri;
-  // Whether the log's append itself confirms the stream's keys, in its own transaction (SQLite).
+  // Whether the log's append itself confirms the stream's keys, in its own transaction (SQLite)
+  // or under its locks (memory:).
   bool append_confirms_keys = false;
+  // Whether `uri` is ignored for a memory log and memory reservation store made apart (the public
+  // NewMemoryEventLog and NewMemoryReservationStore): a set whose processor confirms the keys
+  // after the append and whose reservation subscription repairs them.
+  bool separate_memory_stores = false;
   // Whether the set's reservations are replaced by MongoDB's, on the MongoDB test server (a test
   // double), in a database of the test's own: MongoDB reservations beside another backend's log.
   bool mongo_reservations = false;
@@ -48,7 +54,11 @@ inline void PrintTo(const RuntimeBackend& backend, std::ostream* out) { *out << 
 
 inline std::vector<RuntimeBackend> Backends() {
   std::vector<RuntimeBackend> backends;
-  backends.push_back({"Memory", [](const testing_support::TempDir&) { return "memory:"; }});
+  backends.push_back({"Memory", [](const testing_support::TempDir&) { return "memory:"; },
+                      /*append_confirms_keys=*/true});
+  backends.push_back({"MemorySeparateStores",
+                      [](const testing_support::TempDir&) { return "memory:"; },
+                      /*append_confirms_keys=*/false, /*separate_memory_stores=*/true});
 #ifdef WOW_HAVE_SQLITE
   backends.push_back(
       {"Sqlite",
@@ -58,10 +68,11 @@ inline std::vector<RuntimeBackend> Backends() {
 #ifdef WOW_HAVE_MONGO
   backends.push_back({"MemoryLogMongoReservations",
                       [](const testing_support::TempDir&) { return "memory:"; },
-                      /*append_confirms_keys=*/false, /*mongo_reservations=*/true});
+                      /*append_confirms_keys=*/false, /*separate_memory_stores=*/true,
+                      /*mongo_reservations=*/true});
   backends.push_back({"Mongo", [](const testing_support::TempDir&) { return ""; },
-                      /*append_confirms_keys=*/false, /*mongo_reservations=*/false,
-                      /*mongo_stores=*/true});
+                      /*append_confirms_keys=*/false, /*separate_memory_stores=*/false,
+                      /*mongo_reservations=*/false, /*mongo_stores=*/true});
 #endif
   return backends;
 }
@@ -91,7 +102,16 @@ class Runtime : public ::testing::TestWithParam<RuntimeBackend> {
       uri = testing_support::FreshMongoTestServerUri();
     }
 #endif
-    set_.emplace(OpenStores(uri, std::string(eshop::kContext), options));
+    if (GetParam().separate_memory_stores) {
+      const std::string context(eshop::kContext);
+      std::shared_ptr<EventLog> log = NewMemoryEventLog(context, clock_);
+      log->Create(options.partitions);
+      set_.emplace(StoreSet::Parts{uri, context, clock_, log, NewMemoryReservationStore(clock_),
+                                   NewMemoryTimerStore(context, options.partitions), false,
+                                   nullptr, NewMemoryReadModelStore()});
+    } else {
+      set_.emplace(OpenStores(uri, std::string(eshop::kContext), options));
+    }
 #ifdef WOW_HAVE_MONGO
     if (GetParam().mongo_reservations) {
       auto deployment = testing_support::FreshMongoDeployment(

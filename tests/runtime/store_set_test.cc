@@ -60,11 +60,11 @@ TEST(StoreUriTest, AMalformedOrUnknownUriIsInvalidNamingTheAcceptedForms) {
   }
 }
 
-TEST(OpenStoresTest, MemoryStoresConfirmKeysAfterTheAppendAndReportNoFigures) {
+TEST(OpenStoresTest, MemoryStoresConfirmKeysInTheAppendAndReportNoFigures) {
   const StoreSet stores = OpenStores("memory:", "shop");
   EXPECT_EQ(stores.context(), "shop");
   EXPECT_EQ(stores.partitions(), 16) << "a new log gets new_log_partitions";
-  EXPECT_FALSE(stores.appends_confirm_keys());
+  EXPECT_TRUE(stores.appends_confirm_keys());
   EXPECT_TRUE(stores.Metrics().empty());
   EXPECT_EQ(OpenStores("memory:", "shop", WithPartitions(4)).partitions(), 4);
 }

@@ -1,12 +1,17 @@
 // The in-memory EventLog: the reference semantics of DESIGN §5.2, one mutex over the partitions.
 // Every append is made under the mutex, so sequences are gapless and never need placeholders.
+// The log of a memory store set shares its reservation store's key table (memory_stores.h): an
+// append with key facts then also holds the table's mutex, checks the attempt still holds its keys
+// (a conflict otherwise) and confirms and releases them, in one step no other store sees halfway.
 #include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
 #include <tuple>
 
+#include "core/key_facts.h"
 #include "store/common/commit_signal.h"
+#include "store/memory/memory_stores.h"
 #include "wow/error.h"
 #include "wow/event_log.h"
 
@@ -26,8 +31,11 @@ Stream WithoutTransport(Stream stream) {
 
 class MemoryEventLog final : public EventLog {
  public:
-  MemoryEventLog(std::string context, std::shared_ptr<const Clock> clock)
-      : context_(std::move(context)), clock_(std::move(clock)) {
+  // `keys`: the key table the appends confirm their keys in, or null for a log whose appends leave
+  // the keys to others (NewMemoryEventLog).
+  MemoryEventLog(std::string context, std::shared_ptr<const Clock> clock,
+                 std::shared_ptr<memory::SharedKeyTable> keys)
+      : context_(std::move(context)), clock_(std::move(clock)), keys_(std::move(keys)) {
     ValidateTypeName(context_, "context");
     Require(clock_ != nullptr, "an event log needs a clock");
   }
@@ -59,18 +67,28 @@ class MemoryEventLog final : public EventLog {
   AppendResult Append(const Stream& stream) override { return AppendAll({stream}).front(); }
 
   std::vector<AppendResult> AppendAll(const std::vector<Stream>& streams) override {
+    // What needs no lock is done before taking it: every command waits for the lock.
+    std::vector<Pending> pending;
+    pending.reserve(streams.size());
+    for (const Stream& stream : streams) {
+      pending.push_back({InvalidStreamReason(stream, context_),
+                         {stream.ref.aggregate, stream.ref.tenant_id, stream.request_id},
+                         stream});
+    }
     std::vector<AppendResult> results;
+    results.reserve(streams.size());
     std::set<int> committed;
     {
       std::lock_guard lock(mutex_);
       RequireCreated();
       std::set<AggregateRef> failed;  // an aggregate's later streams follow its failed one
-      for (const Stream& stream : streams) {
-        results.push_back(AppendLocked(stream, failed.contains(stream.ref)));
+      for (Pending& stream : pending) {
+        const AggregateRef& ref = stream.stream.ref;
+        results.push_back(AppendLocked(stream, failed.contains(ref)));
         if (results.back().appended()) {
           committed.insert(results.back().position().partition);
         } else {
-          failed.insert(stream.ref);
+          failed.insert(ref);
         }
       }
     }
@@ -210,23 +228,49 @@ class MemoryEventLog final : public EventLog {
  private:
   using RequestKey = std::tuple<std::string, std::string, std::string>;
 
-  // The outcome of appending `stream` now; `blocked` when an earlier stream of its aggregate in
+  // A stream to append, as AppendAll prepares it before taking the lock.
+  struct Pending {
+    std::optional<std::string> invalid;  // InvalidStreamReason
+    RequestKey request;
+    Stream stream;  // a copy, moved into the log when appended
+  };
+
+  // The outcome of appending `pending` now; `blocked` when an earlier stream of its aggregate in
   // the same group failed, which makes the stream's version unreachable (kConflict).
-  AppendResult AppendLocked(const Stream& stream, bool blocked) {
-    if (auto reason = InvalidStreamReason(stream, context_)) return AppendResult::Refused(*reason);
-    const RequestKey request{stream.ref.aggregate, stream.ref.tenant_id, stream.request_id};
+  AppendResult AppendLocked(Pending& pending, bool blocked) {
+    if (pending.invalid) return AppendResult::Refused(*pending.invalid);
+    const Stream& stream = pending.stream;
+    const RequestKey& request = pending.request;
     if (auto it = requests_.find(request); it != requests_.end()) {
       return AppendResult::Duplicate(it->second, At(it->second).stream.version);
     }
     const auto next = static_cast<Version>(PositionsLocked(stream.ref).size()) + 1;
     if (blocked || stream.version != next) return AppendResult::Conflict();
+    const auto find_key = [&](const ReservationScope& scope, const std::string& key) {
+      return keys_->table.Find(scope, key);
+    };
+    std::unique_lock<std::mutex> keys_lock;
+    if (keys_ && !(stream.reserved.empty() && stream.released.empty())) {
+      keys_lock = std::unique_lock(keys_->mutex);
+      if (!core::AttemptHoldsItsKeys(stream, find_key)) return AppendResult::Conflict();
+    }
     const int partition = PartitionOf(stream.ref.tenant_id, stream.ref.id, PartitionCount());
     std::vector<Entry>& entries = partitions_[static_cast<size_t>(partition)].entries;
     const Position at{partition, static_cast<Sequence>(entries.size()) + 1};
-    entries.push_back(Entry{at, stream});
-    aggregates_[stream.ref].push_back(at);
-    types_.insert(stream.ref.aggregate);
-    requests_.emplace(request, at);
+    entries.push_back(Entry{at, std::move(pending.stream)});
+    const Stream& appended = entries.back().stream;
+    aggregates_[appended.ref].push_back(at);
+    types_.insert(appended.ref.aggregate);
+    requests_.emplace(std::move(pending.request), at);
+    if (keys_lock.owns_lock()) {
+      const EpochMillis now = clock_->NowMillis();
+      core::ApplyKeyFactsInAppend(
+          appended,
+          [&](const ReservationScope& scope, const std::string& key, const core::ReservationOp& op) {
+            return keys_->table.Apply(scope, key, op, now);
+          },
+          find_key);
+    }
     return AppendResult::Appended(at);
   }
 
@@ -266,6 +310,7 @@ class MemoryEventLog final : public EventLog {
 
   const std::string context_;
   const std::shared_ptr<const Clock> clock_;
+  const std::shared_ptr<memory::SharedKeyTable> keys_;  // null: appends leave the keys alone
   mutable std::mutex mutex_;
   std::vector<Partition> partitions_;  // empty until Create
   std::unique_ptr<store::CommitSignal> signal_;
@@ -278,7 +323,20 @@ class MemoryEventLog final : public EventLog {
 
 std::unique_ptr<EventLog> NewMemoryEventLog(std::string_view context,
                                             std::shared_ptr<const Clock> clock) {
-  return std::make_unique<MemoryEventLog>(std::string(context), std::move(clock));
+  return std::make_unique<MemoryEventLog>(std::string(context), std::move(clock), nullptr);
 }
+
+namespace memory {
+
+LogAndReservations NewLogAndReservations(std::string_view context,
+                                         std::shared_ptr<const Clock> clock) {
+  auto keys = std::make_shared<SharedKeyTable>();
+  LogAndReservations stores;
+  stores.log = std::make_shared<MemoryEventLog>(std::string(context), clock, keys);
+  stores.reservations = NewReservationStoreOn(std::move(keys), std::move(clock));
+  return stores;
+}
+
+}  // namespace memory
 
 }  // namespace wow

@@ -531,6 +531,9 @@ class SqliteEventLog final : public EventLog {
                                    std::to_string(w.MaxRowBytes()) + " bytes per stream");
     }
     const AggregateRef& ref = stream.ref;
+    const auto find_key = [&](const ReservationScope& scope, const std::string& key) {
+      return reservation_rows_.Load(w, scope, key);
+    };
     const std::string table = sqlite::TableName(TableKind::kLog, context_, ref.aggregate);
     const std::string quoted = sqlite::Quoted(table);
     Version current = 0;
@@ -550,14 +553,7 @@ class SqliteEventLog final : public EventLog {
     // The attempt appends only while each key it reserved is still its own (its pending hold, or
     // confirmed by the owner): a key lost meanwhile (expired and taken, or released at ANY_VERSION)
     // makes the append a conflict, and the command decides again.
-    if (!stream.attempt.empty()) {
-      for (const KeyFact& fact : stream.reserved) {
-        const ReservationScope scope = DecideScope::ScopeOf(ref, fact.ns, fact.tenancy);
-        if (!core::HeldByAttempt(reservation_rows_.Load(w, scope, fact.key), ref, stream.attempt)) {
-          return AppendResult::Conflict();
-        }
-      }
-    }
+    if (!core::AttemptHoldsItsKeys(stream, find_key)) return AppendResult::Conflict();
 
     const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
     Sequence sequence = 0;
@@ -608,24 +604,12 @@ class SqliteEventLog final : public EventLog {
     // The stream's keys change hands with it, in this transaction: the processor's eager
     // confirmation and the reservation subscription then find them done, and write nothing.
     const EpochMillis now = clock_->NowMillis();
-    core::VisitKeyFacts(
+    core::ApplyKeyFactsInAppend(
         stream,
-        [&](const ReservationScope& scope, const std::string& key) {
-          if (reservation_rows_
-                  .Apply(w, scope, key, core::ReservationOp::Confirm(ref, stream.version), now)
-                  .answer) {
-            return true;
-          }
-          const std::optional<Reservation> holder = reservation_rows_.Load(w, scope, key);
-          ReportKeyIncident({scope, key, ref, stream.version,
-                             holder ? std::optional(holder->owner) : std::nullopt});
-          return false;
+        [&](const ReservationScope& scope, const std::string& key, const core::ReservationOp& op) {
+          return reservation_rows_.Apply(w, scope, key, op, now).answer;
         },
-        [&](const ReservationScope& scope, const std::string& key) {
-          return reservation_rows_
-              .Apply(w, scope, key, core::ReservationOp::Release(ref, stream.version), now)
-              .answer;
-        });
+        find_key);
     return AppendResult::Appended({partition, sequence});
   }
 

@@ -2,6 +2,7 @@
 // of its own (wow::stores) because it links every backend this build has.
 #include "wow/store_set.h"
 
+#include "store/memory/memory_stores.h"
 #include "wow/error.h"
 #ifdef WOW_HAVE_SQLITE
 #include "wow/sqlite.h"
@@ -30,11 +31,12 @@ int OpenLog(EventLog& log, const StoreSetOptions& options) {
 
 StoreSet OpenMemory(std::string_view uri, const std::string& context,
                     std::shared_ptr<const Clock> clock, const StoreSetOptions& options) {
-  std::shared_ptr<EventLog> log = NewMemoryEventLog(context, clock);
-  const int partitions = OpenLog(*log, options);
-  return StoreSet({std::string(uri), context, clock, log, NewMemoryReservationStore(clock),
-                   NewMemoryTimerStore(context, partitions), false, nullptr,
-                   NewMemoryReadModelStore()});
+  // The log confirms its keys in the reservation store's table, within the append.
+  memory::LogAndReservations stores = memory::NewLogAndReservations(context, clock);
+  const int partitions = OpenLog(*stores.log, options);
+  return StoreSet({std::string(uri), context, clock, std::move(stores.log),
+                   std::move(stores.reservations), NewMemoryTimerStore(context, partitions),
+                   /*appends_confirm_keys=*/true, nullptr, NewMemoryReadModelStore()});
 }
 
 #ifdef WOW_HAVE_SQLITE
