@@ -106,6 +106,12 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 class WowToolTest : public ::testing::Test {
  protected:
+  // libmongoc, set up as the tool loads, keeps its counters in /dev/shm/mongoc-<pid> and leaves the
+  // file when the process exits; a later process given the same pid warns on stderr that it falls
+  // back to malloc (docs/MONGODB.md). The spawned tools keep no such file, so their stderr is the
+  // tool's own.
+  static void SetUpTestSuite() { ::setenv("MONGOC_DISABLE_SHM", "1", 1); }
+
   // Starts the tool with `args` after "--db <file>" (unless `name_db` is false), its output going
   // to files (or `out_path`, a terminal, for both when given).
   pid_t Spawn(const std::vector<std::string>& args, const std::string& out_path = "",
