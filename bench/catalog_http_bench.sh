@@ -32,7 +32,8 @@ curl -s "$url/metrics" | grep -E '^wow_catalog_(commands|appends)_total'
 kill "$service_pid"; wait "$service_pid" || true; service_pid=
 
 if [[ -x $build_dir/bin/catalog_load_bench ]]; then
-  echo "== In process: catalog_load_bench --threads $connections --seconds $seconds"
+  # The service runs the catalog's projection; so does the run it is compared with.
+  echo "== In process: catalog_load_bench --threads $connections --seconds $seconds --projection"
   WOW_BENCH_DIR=$work "$build_dir/bin/catalog_load_bench" --threads "$connections" \
-    --seconds "$seconds" --synchronous "$synchronous"
+    --seconds "$seconds" --synchronous "$synchronous" --projection
 fi

@@ -6,9 +6,12 @@
 //
 //   catalog_load_bench [--threads 64] [--seconds 10] [--synchronous full|normal|off]
 //                      [--partitions 16] [--db PATH] [--no-subscriptions] [--memory]
+//                      [--projection]
 //
 // --memory runs the same commands on the in-memory stores: the processor's and the domain's own
-// cost, without SQLite.
+// cost, without SQLite. --projection also runs the catalog's read model projection, as wow-catalog
+// does (bench/catalog_http_bench.sh compares the service with this run); without it the figures
+// are the command's alone, as docs/PERFORMANCE.md's earlier ones.
 //
 // A load program rather than a Google Benchmark: it needs percentiles of one long run at a fixed
 // concurrency, like wrk's. The database is a fresh file under $WOW_BENCH_DIR (default /tmp)
@@ -28,6 +31,7 @@
 
 #include "catalog.h"
 #include "wow/node.h"
+#include "wow/projection.h"
 #include "wow/store_set.h"
 
 namespace {
@@ -42,12 +46,13 @@ struct Options {
   std::string db;
   bool subscriptions = true;
   bool memory = false;
+  bool projection = false;  // the catalog's read model projection runs too
 };
 
 [[noreturn]] void Usage(const char* program) {
   std::fprintf(stderr,
                "usage: %s [--threads N] [--seconds S] [--synchronous full|normal|off] "
-               "[--partitions N] [--db PATH] [--no-subscriptions] [--memory]\n",
+               "[--partitions N] [--db PATH] [--no-subscriptions] [--memory] [--projection]\n",
                program);
   std::exit(2);
 }
@@ -74,6 +79,8 @@ Options Parse(int argc, char** argv) {
       options.subscriptions = false;
     } else if (flag == "--memory") {
       options.memory = true;
+    } else if (flag == "--projection") {
+      options.projection = true;
     } else {
       Usage(argv[0]);
     }
@@ -136,6 +143,10 @@ int main(int argc, char** argv) {
   auto node = std::make_unique<wow::Node>(stores, node_options);
   node->Register(eshop::BrandType());
   node->Register(eshop::CategoryType());
+  if (options.projection) {
+    node->AddSubscription(
+        wow::NewProjectionSubscription(eshop::CatalogProjection(), stores.read_models()));
+  }
   node->Start();
   wow::CommandProcessor& processor = node->processor();
 
@@ -190,14 +201,15 @@ int main(int argc, char** argv) {
   const double system = cpu_after.second - cpu_before.second;
   auto per_command = [&](double seconds) { return all.empty() ? 0.0 : seconds / all.size() * 1e6; };
   std::printf(
-      "catalog_load_bench: %d threads, %.1f s, %s, %d partitions, subscriptions %s\n"
+      "catalog_load_bench: %d threads, %.1f s, %s, %d partitions, subscriptions %s%s\n"
       "commands: %zu (%ld not accepted)\n"
       "commands/s: %.0f\n"
       "latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n"
       "cpu per command: %.0f us (user %.0f, system %.0f); %.2f cores busy\n",
       options.threads, elapsed,
       options.memory ? "memory stores" : ("SQLite synchronous=" + options.synchronous).c_str(),
-      options.partitions, options.subscriptions ? "on" : "off", all.size(), failed.load(),
+      options.partitions, options.subscriptions ? "on" : "off",
+      options.projection ? ", the catalog projection" : "", all.size(), failed.load(),
       all.size() / elapsed, Percentile(all, 50), Percentile(all, 90), Percentile(all, 99),
       Percentile(all, 99.9), all.empty() ? 0.0 : all.back() / 1000.0, per_command(user + system),
       per_command(user), per_command(system), (user + system) / elapsed);
