@@ -51,11 +51,7 @@ TEST_P(SqliteSharedTransactionTest, EachReservationTableKeepsItsLayout) {
   ASSERT_TRUE(
       reservations_->Reserve(Names(), "acme", Ref("b1"), "attempt-1", milliseconds(30'000)));
   ASSERT_TRUE(log_->Append(Reserving(Ref("b1"), 1, "acme")).appended());
-  const auto key = reservations_->Find(Names(), "acme");
-  ASSERT_TRUE(key.has_value());
-  EXPECT_EQ(key->state, ReservationState::kConfirmed);
-  EXPECT_EQ(key->owner, Ref("b1"));
-  EXPECT_EQ(key->version, 1);
+  ASSERT_EQ(reservations_->Find(Names(), "acme").value().state, ReservationState::kConfirmed);
   // New tables keep their rows in insertion order, found by a unique index on the key (a key's
   // confirmation then rewrites a recent page, not a random one); earlier tables stay as they are.
   const std::string schema = RawDb(dir_.File("wow.db"))
