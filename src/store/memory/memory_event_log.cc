@@ -1,9 +1,12 @@
 // The in-memory EventLog: the reference semantics of DESIGN §5.2, one mutex over the partitions.
 // Every append is made under the mutex, so sequences are gapless and never need placeholders.
+// An entry never changes once appended and never moves (a deque), so a read only finds its entries
+// under the mutex and copies them after letting it go: every command waits for the mutex.
 // The log of a memory store set shares its reservation store's key table (memory_stores.h): an
 // append with key facts then also holds the table's mutex, checks the attempt still holds its keys
 // (a conflict otherwise) and confirms and releases them, in one step no other store sees halfway.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -19,7 +22,7 @@ namespace wow {
 namespace {
 
 struct Partition {
-  std::vector<Entry> entries;  // the entry at sequence s is entries[s - 1]
+  std::deque<Entry> entries;  // the entry at sequence s is entries[s - 1]
   std::optional<Lease> lease;
   std::map<std::string, Sequence> checkpoints;
 };
@@ -97,29 +100,39 @@ class MemoryEventLog final : public EventLog {
   }
 
   std::vector<Stream> Read(const AggregateRef& ref, Version from, Version to) override {
-    std::lock_guard lock(mutex_);
-    RequireOwnRef(ref);
-    std::vector<Stream> streams;
-    const std::vector<Position>& positions = PositionsLocked(ref);
-    const Version last = std::min<Version>(to, static_cast<Version>(positions.size()));
-    for (Version v = std::max<Version>(from, 1); v <= last; ++v) {
-      streams.push_back(WithoutTransport(At(positions[static_cast<size_t>(v - 1)]).stream));
+    ValidateOwnRef(ref);
+    std::vector<const Entry*> found;
+    {
+      std::lock_guard lock(mutex_);
+      RequireCreated();
+      const std::vector<Position>& positions = PositionsLocked(ref);
+      const Version last = std::min<Version>(to, static_cast<Version>(positions.size()));
+      for (Version v = std::max<Version>(from, 1); v <= last; ++v) {
+        found.push_back(&At(positions[static_cast<size_t>(v - 1)]));
+      }
     }
+    std::vector<Stream> streams;
+    streams.reserve(found.size());
+    for (const Entry* entry : found) streams.push_back(WithoutTransport(entry->stream));
     return streams;
   }
 
   std::vector<Entry> ReadEntries(const AggregateRef& ref,
                                  const std::vector<Version>& versions) override {
-    std::lock_guard lock(mutex_);
-    RequireOwnRef(ref);
-    const std::vector<Position>& positions = PositionsLocked(ref);
-    std::vector<Entry> entries;
-    for (Version v : std::set<Version>(versions.begin(), versions.end())) {
-      if (v >= 1 && v <= static_cast<Version>(positions.size())) {
-        entries.push_back(At(positions[static_cast<size_t>(v - 1)]));
+    ValidateOwnRef(ref);
+    const std::set<Version> wanted(versions.begin(), versions.end());
+    std::vector<const Entry*> found;
+    {
+      std::lock_guard lock(mutex_);
+      RequireCreated();
+      const std::vector<Position>& positions = PositionsLocked(ref);
+      for (Version v : wanted) {
+        if (v >= 1 && v <= static_cast<Version>(positions.size())) {
+          found.push_back(&At(positions[static_cast<size_t>(v - 1)]));
+        }
       }
     }
-    return entries;
+    return Copies(found);
   }
 
   std::optional<Position> PositionOf(const AggregateRef& ref, Version version) override {
@@ -133,13 +146,15 @@ class MemoryEventLog final : public EventLog {
   std::optional<Entry> FindByRequestId(const std::string& aggregate, const std::string& tenant_id,
                                        const std::string& request_id) override {
     ValidateTypeName(aggregate, "aggregate type");
-    std::lock_guard lock(mutex_);
-    RequireCreated();
-    auto it = requests_.find({aggregate, tenant_id, request_id});
-    if (it == requests_.end()) return std::nullopt;
-    Entry entry = At(it->second);
-    entry.stream.transport.clear();
-    return entry;
+    const Entry* found = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      RequireCreated();
+      auto it = requests_.find({aggregate, tenant_id, request_id});
+      if (it == requests_.end()) return std::nullopt;
+      found = &At(it->second);
+    }
+    return Entry{found->position, WithoutTransport(found->stream)};
   }
 
   Sequence Head(int partition) override {
@@ -156,12 +171,15 @@ class MemoryEventLog final : public EventLog {
   std::vector<Entry> ReadAfter(int partition, Sequence after, int limit) override {
     Require(after >= 0, [&] { return "sequence " + std::to_string(after) + " is below 0"; });
     Require(limit > 0, [&] { return "read limit must be positive, got " + std::to_string(limit); });
-    std::lock_guard lock(mutex_);
-    const std::vector<Entry>& entries = PartitionLocked(partition).entries;
-    const auto first = std::min(static_cast<size_t>(after), entries.size());
-    const auto last = std::min(first + static_cast<size_t>(limit), entries.size());
-    return {entries.begin() + static_cast<std::ptrdiff_t>(first),
-            entries.begin() + static_cast<std::ptrdiff_t>(last)};
+    std::vector<const Entry*> found;
+    {
+      std::lock_guard lock(mutex_);
+      const std::deque<Entry>& entries = PartitionLocked(partition).entries;
+      const auto first = std::min(static_cast<size_t>(after), entries.size());
+      const auto last = std::min(first + static_cast<size_t>(limit), entries.size());
+      for (size_t i = first; i < last; ++i) found.push_back(&entries[i]);
+    }
+    return Copies(found);
   }
 
   std::vector<Entry> Tail(int partition, Sequence after, int limit,
@@ -255,7 +273,7 @@ class MemoryEventLog final : public EventLog {
       if (!core::AttemptHoldsItsKeys(stream, find_key)) return AppendResult::Conflict();
     }
     const int partition = PartitionOf(stream.ref.tenant_id, stream.ref.id, PartitionCount());
-    std::vector<Entry>& entries = partitions_[static_cast<size_t>(partition)].entries;
+    std::deque<Entry>& entries = partitions_[static_cast<size_t>(partition)].entries;
     const Position at{partition, static_cast<Sequence>(entries.size()) + 1};
     entries.push_back(Entry{at, std::move(pending.stream)});
     const Stream& appended = entries.back().stream;
@@ -283,12 +301,25 @@ class MemoryEventLog final : public EventLog {
     }
   }
 
-  void RequireOwnRef(const AggregateRef& ref) const {
-    RequireCreated();
+  // Needs no lock: checks only `ref` against the log's context.
+  void ValidateOwnRef(const AggregateRef& ref) const {
     ValidateRef(ref);
     Require(ref.context == context_, [&] {
       return "aggregate " + ToString(ref) + " is not of context \"" + context_ + "\"";
     });
+  }
+
+  void RequireOwnRef(const AggregateRef& ref) const {
+    RequireCreated();
+    ValidateOwnRef(ref);
+  }
+
+  // Copies of `found`, entries of the log: made without the lock, as an entry never changes.
+  static std::vector<Entry> Copies(const std::vector<const Entry*>& found) {
+    std::vector<Entry> entries;
+    entries.reserve(found.size());
+    for (const Entry* entry : found) entries.push_back(*entry);
+    return entries;
   }
 
   Partition& PartitionLocked(int partition) {
