@@ -12,7 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "http_head.h"
@@ -80,9 +80,12 @@ class HttpServer::Impl {
     }
   }
 
-  void Register(Session* session) {
+  // Registers a session once a shared pointer owns it: its weak pointer is copied here, under
+  // the mutex Stop() reads it under (a session's own weak_from_this() is written by make_shared
+  // after the constructor, unguarded).
+  void Register(const std::shared_ptr<Session>& session) {
     std::lock_guard lock(sessions_mutex_);
-    sessions_.insert(session);
+    sessions_.emplace(session.get(), session);
   }
   void Unregister(Session* session) {
     std::lock_guard lock(sessions_mutex_);
@@ -103,7 +106,7 @@ class HttpServer::Impl {
   void Accept();
 
   std::mutex sessions_mutex_;
-  std::unordered_set<Session*> sessions_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
 };
 
 // One connection: reads a request, hands it to a worker, writes the answer, and again. Every
@@ -113,7 +116,6 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(HttpServer::Impl& server, tcp::socket socket)
       : server_(server), executor_(socket.get_executor()), stream_(std::move(socket)) {
     server_.connections_.fetch_add(1);
-    server_.Register(this);
   }
 
   ~Session() {
@@ -435,7 +437,9 @@ void HttpServer::Impl::Accept() {
     } else {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(*this, std::move(socket))->Start();
+      const auto session = std::make_shared<Session>(*this, std::move(socket));
+      Register(session);
+      session->Start();
     }
     Accept();
   });
@@ -469,8 +473,8 @@ void HttpServer::Impl::Stop() {
     accept_pause_.cancel();
   });
   std::lock_guard lock(sessions_mutex_);
-  for (Session* session : sessions_) {
-    if (std::shared_ptr<Session> alive = session->weak_from_this().lock()) {
+  for (const auto& entry : sessions_) {
+    if (std::shared_ptr<Session> alive = entry.second.lock()) {
       asio::post(alive->executor(), [alive] { alive->StopIfIdle(); });
     }
   }
