@@ -86,12 +86,11 @@ class MemoryEventLog final : public EventLog {
       RequireCreated();
       std::set<AggregateRef> failed;  // an aggregate's later streams follow its failed one
       for (Pending& stream : pending) {
-        const AggregateRef& ref = stream.stream.ref;
-        results.push_back(AppendLocked(stream, failed.contains(ref)));
-        if (results.back().appended()) {
+        results.push_back(AppendLocked(stream, failed.contains(stream.stream.ref)));
+        if (results.back().appended()) {  // the stream was moved into the log
           committed.insert(results.back().position().partition);
         } else {
-          failed.insert(ref);
+          failed.insert(stream.stream.ref);  // still the caller's copy: not appended
         }
       }
     }

@@ -601,8 +601,8 @@ class SqliteEventLog final : public EventLog {
         .BindBlob(9, stream.transport)
         .Bind(10, sqlite::StreamChecksum(row))
         .Run();
-    // The stream's keys change hands with it, in this transaction: the processor's eager
-    // confirmation and the reservation subscription then find them done, and write nothing.
+    // The stream's keys change hands with it, in this transaction (StoreSet::appends_confirm_keys):
+    // nothing confirms them after the append.
     const EpochMillis now = clock_->NowMillis();
     core::ApplyKeyFactsInAppend(
         stream,
