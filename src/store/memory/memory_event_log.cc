@@ -90,7 +90,7 @@ class MemoryEventLog final : public EventLog {
         if (results.back().appended()) {  // the stream was moved into the log
           committed.insert(results.back().position().partition);
         } else {
-          failed.insert(stream.stream.ref);  // still the caller's copy: not appended
+          failed.insert(stream.stream.ref);  // not appended: the pending copy was not moved
         }
       }
     }
