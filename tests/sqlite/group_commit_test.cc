@@ -153,6 +153,27 @@ TEST_F(SqliteGroupCommitTest,
   EXPECT_EQ(after.works - before.works, 5u);
 }
 
+// The writer keeps a guess at each partition's last sequence; two databases on one file, each with
+// its own writer and guesses, appending in turn to one partition, still take gapless sequences:
+// each finds its guess stale after the other's append and reads the counter.
+TEST_F(SqliteGroupCommitTest, TwoDatabasesOnOneFileAppendingInTurnTakeGaplessSequences) {
+  auto db1 = OpenSqliteDatabase(path_);
+  auto db2 = OpenSqliteDatabase(path_);
+  auto log1 = NewSqliteEventLog(db1, kContext, clock_);
+  auto log2 = NewSqliteEventLog(db2, kContext, clock_);
+  log1->Create(kPartitions);
+  log2->Create(kPartitions);
+  const int partition = PartitionOf("t1", "a", kPartitions);
+  for (Version v = 1; v <= 12; ++v) {
+    EventLog& log = (v % 4 < 2) ? *log1 : *log2;  // two appends each, in turn
+    const AppendResult result = log.Append(MakeStream(Ref("a"), v));
+    ASSERT_TRUE(result.appended()) << "version " << v << ": " << result.reason();
+    EXPECT_EQ(result.position(), (Position{partition, v})) << "version " << v;
+  }
+  EXPECT_EQ(log1->Head(partition), 12);
+  EXPECT_EQ(log2->Head(partition), 12);
+}
+
 TEST_F(SqliteGroupCommitTest, ConcurrentAppendsBatchAtMostMaxGroupCommitStreams) {
   SqliteOptions options;
   options.max_group_commit = 2;

@@ -556,20 +556,7 @@ class SqliteEventLog final : public EventLog {
     if (!core::AttemptHoldsItsKeys(stream, find_key)) return AppendResult::Conflict();
 
     const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
-    Sequence sequence = 0;
-    {
-      Query q(w,
-              "UPDATE wow_partitions SET last_sequence = last_sequence + 1 "
-              "WHERE context = ?1 AND partition = ?2 RETURNING last_sequence");
-      q.Bind(1, context_).Bind(2, partition);
-      if (!q.Step()) {
-        throw Error(ErrorCode::kFailedPrecondition,
-                    "SQLite database \"" + db_->path() + "\" has no counter for partition " +
-                        std::to_string(partition) + " of context \"" + context_ +
-                        "\"; the file is damaged or was changed by hand");
-      }
-      sequence = q.Int(0);
-    }
+    const Sequence sequence = TakeSequence(w, partition, partitions);
     if (sequence > sqlite::kMaxSequence) {
       throw Error(ErrorCode::kResourceExhausted,
                   "partition " + std::to_string(partition) + " of context \"" + context_ +
@@ -613,6 +600,42 @@ class SqliteEventLog final : public EventLog {
     return AppendResult::Appended({partition, sequence});
   }
 
+  // The next sequence of `partition`, taken in the open write transaction. The writer keeps its
+  // guess at each partition's last sequence, so the counter moves with a plain conditional
+  // UPDATE (a statement with RETURNING builds and drops a temporary table each time: a sixth of
+  // an append's statements in `perf`). A guess gone stale (an append whose savepoint or
+  // transaction was undone, another connection's append) fails the condition, and the counter is
+  // read and moved as the file has it.
+  Sequence TakeSequence(Connection& w, int partition, int partitions) {
+    if (last_sequence_guesses_.size() != static_cast<std::size_t>(partitions)) {
+      last_sequence_guesses_.assign(static_cast<std::size_t>(partitions), 0);
+    }
+    Sequence& guess = last_sequence_guesses_[static_cast<std::size_t>(partition)];
+    if (guess > 0) {
+      Query(w,
+            "UPDATE wow_partitions SET last_sequence = ?3 "
+            "WHERE context = ?1 AND partition = ?2 AND last_sequence = ?4")
+          .Bind(1, context_)
+          .Bind(2, partition)
+          .Bind(3, guess + 1)
+          .Bind(4, guess)
+          .Run();
+      if (w.Changes() == 1) return ++guess;
+    }
+    Query q(w,
+            "UPDATE wow_partitions SET last_sequence = last_sequence + 1 "
+            "WHERE context = ?1 AND partition = ?2 RETURNING last_sequence");
+    q.Bind(1, context_).Bind(2, partition);
+    if (!q.Step()) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "SQLite database \"" + db_->path() + "\" has no counter for partition " +
+                      std::to_string(partition) + " of context \"" + context_ +
+                      "\"; the file is damaged or was changed by hand");
+    }
+    guess = q.Int(0);
+    return guess;
+  }
+
   // The last sequence taken in `partition` (0 when none), read with `connection`.
   Sequence LastSequence(Connection& connection, int partition) const {
     Query q(connection,
@@ -647,6 +670,9 @@ class SqliteEventLog final : public EventLog {
   std::mutex create_mutex_;
   std::atomic<int> partitions_{0};  // 0 until Create; signal_ is set before it
   std::shared_ptr<store::CommitSignal> signal_;
+  // Per partition, the last sequence this log's appends took (0: none known); used only inside
+  // the writer's transactions, which the group commit runs one at a time (TakeSequence).
+  std::vector<Sequence> last_sequence_guesses_;
   std::mutex unsynced_mutex_;
   std::multiset<std::int64_t> unsynced_;  // the position keys of the unsynced entries
   // Per partition, the sequence through which every entry is known durable: this process
