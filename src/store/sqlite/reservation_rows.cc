@@ -83,40 +83,29 @@ void ReservationRows::Delete(Connection& w, const ReservationScope& scope,
       .Run();
 }
 
-bool ReservationRows::ConfirmPendingInPlace(Connection& w, const ReservationScope& scope,
-                                            const std::string& key, const AggregateRef& owner,
-                                            const std::string* holds, Version version) const {
-  const std::string table = TableOf(scope);
-  if (!db_->TableExists(w, table)) return false;
-  // The rules' outcome for the owner's pending reservation (live or expired: the fact
-  // committed), written by one UPDATE without reading the row.
-  Query q(w, "UPDATE " + Quoted(table) +
-                 " SET expires_at = NULL, holds = '[]', version = ?6 WHERE tenant_id = ?1 AND "
-                 "ns = ?2 AND key = ?3 AND owner_tenant_id = ?4 AND owner_id = ?5 AND "
-                 "expires_at IS NOT NULL" +
-                 (holds ? " AND holds = ?7" : ""));
-  q.Bind(1, scope.tenant_id).Bind(2, scope.ns).Bind(3, key);
-  q.Bind(4, owner.tenant_id).Bind(5, owner.id).Bind(6, version);
-  if (holds) q.Bind(7, *holds);
-  q.Run();
-  return w.Changes() == 1;
-}
-
-bool ReservationRows::ConfirmSoleHold(Connection& w, const ReservationScope& scope,
-                                      const std::string& key, const AggregateRef& owner,
-                                      const std::string& hold, Version version) const {
-  const std::string holds = EncodeHolds({hold});
-  return ConfirmPendingInPlace(w, scope, key, owner, &holds, version);
-}
-
 core::ReservationOutcome ReservationRows::Apply(Connection& w, const ReservationScope& scope,
                                                 const std::string& key,
                                                 const core::ReservationOp& op,
                                                 EpochMillis now) const {
-  if (op.kind == core::ReservationOp::Kind::kConfirm &&
-      ConfirmPendingInPlace(w, scope, key, op.owner, nullptr, op.version)) {
-    return {true, core::ReservationOutcome::Write::kStore,
-            Reservation{key, op.owner, ReservationState::kConfirmed, {}, 0, op.version}};
+  const std::string table = TableOf(scope);
+  if (op.kind == core::ReservationOp::Kind::kConfirm && db_->TableExists(w, table)) {
+    // The common confirmation, of the owner's pending reservation (live or expired: the fact
+    // committed), is the rules' outcome written by one UPDATE in place, without reading the row.
+    Query(w, "UPDATE " + Quoted(table) +
+                 " SET expires_at = NULL, holds = '[]', version = ?6 WHERE tenant_id = ?1 AND "
+                 "ns = ?2 AND key = ?3 AND owner_tenant_id = ?4 AND owner_id = ?5 AND "
+                 "expires_at IS NOT NULL")
+        .Bind(1, scope.tenant_id)
+        .Bind(2, scope.ns)
+        .Bind(3, key)
+        .Bind(4, op.owner.tenant_id)
+        .Bind(5, op.owner.id)
+        .Bind(6, op.version)
+        .Run();
+    if (w.Changes() == 1) {
+      return {true, core::ReservationOutcome::Write::kStore,
+              Reservation{key, op.owner, ReservationState::kConfirmed, {}, 0, op.version}};
+    }
   }
   core::ReservationOutcome outcome = core::ApplyReservationRule(Load(w, scope, key), key, op, now);
   switch (outcome.write) {

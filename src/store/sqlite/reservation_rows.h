@@ -39,13 +39,6 @@ class ReservationRows {
   // (its callers have just loaded the row from it).
   void Delete(Connection& w, const ReservationScope& scope, const std::string& key) const;
 
-  // In a write transaction: confirms `key` at `version` with one UPDATE when its row is `owner`'s
-  // pending reservation (live or expired) held by `hold` alone, the common case of an append
-  // whose decision reserved the key; true when it did. False, changing nothing, for any other row
-  // or none (the caller then reads the row).
-  bool ConfirmSoleHold(Connection& w, const ReservationScope& scope, const std::string& key,
-                       const AggregateRef& owner, const std::string& hold, Version version) const;
-
   // In a write transaction: applies `op` to the key's row by the reservation rules
   // (core/reservation_rules.h) at `now`, and returns the outcome (its answer, and what it wrote).
   core::ReservationOutcome Apply(Connection& w, const ReservationScope& scope,
@@ -53,12 +46,6 @@ class ReservationRows {
                                  EpochMillis now) const;
 
  private:
-  // Confirms `key` at `version` in place when its row is `owner`'s pending reservation and, when
-  // `holds` is not null, its holds are stored as `*holds`; true when a row changed.
-  bool ConfirmPendingInPlace(Connection& w, const ReservationScope& scope, const std::string& key,
-                             const AggregateRef& owner, const std::string* holds,
-                             Version version) const;
-
   SqliteDatabase* const db_;
 };
 

@@ -553,17 +553,7 @@ class SqliteEventLog final : public EventLog {
     // The attempt appends only while each key it reserved is still its own (its pending hold, or
     // confirmed by the owner): a key lost meanwhile (expired and taken, or released at ANY_VERSION)
     // makes the append a conflict, and the command decides again.
-    // A stream of one reserved key, held by its attempt alone (the common case), is checked and
-    // confirmed by one UPDATE here, before its row is written: nothing after it returns without
-    // appending (a failure throws, and the transaction or the work's savepoint undoes it).
-    const bool confirmed_here =
-        !stream.attempt.empty() && stream.reserved.size() == 1 &&
-        reservation_rows_.ConfirmSoleHold(
-            w, DecideScope::ScopeOf(ref, stream.reserved[0].ns, stream.reserved[0].tenancy),
-            stream.reserved[0].key, ref, stream.attempt, stream.version);
-    if (!confirmed_here && !core::AttemptHoldsItsKeys(stream, find_key)) {
-      return AppendResult::Conflict();
-    }
+    if (!core::AttemptHoldsItsKeys(stream, find_key)) return AppendResult::Conflict();
 
     const int partition = PartitionOf(ref.tenant_id, ref.id, partitions);
     const Sequence sequence = TakeSequence(w, partition, partitions);
@@ -604,8 +594,6 @@ class SqliteEventLog final : public EventLog {
     core::ApplyKeyFactsInAppend(
         stream,
         [&](const ReservationScope& scope, const std::string& key, const core::ReservationOp& op) {
-          // The one reserved key confirmed above is not confirmed again.
-          if (confirmed_here && op.kind == core::ReservationOp::Kind::kConfirm) return true;
           return reservation_rows_.Apply(w, scope, key, op, now).answer;
         },
         find_key);
